@@ -1,0 +1,167 @@
+package agent
+
+import (
+	"sync"
+
+	"github.com/agentfleet/agentfleet/pkg/agent/session"
+)
+
+// CallbackContext is what a callback knows about the running invocation. It
+// is safe for concurrent use (tool callbacks of parallel calls share it).
+type CallbackContext struct {
+	invocationID string
+	agentName    string
+	key          session.Key
+
+	mu     sync.Mutex
+	state  map[string]any // session state as of the invocation start + deltas
+	delta  map[string]any // writes not yet attached to an event
+	events []*session.Event
+	end    bool
+}
+
+func newCallbackContext(invocationID, agentName string, key session.Key, state map[string]any, events []*session.Event) *CallbackContext {
+	return &CallbackContext{
+		invocationID: invocationID,
+		agentName:    agentName,
+		key:          key,
+		state:        session.CloneState(state),
+		events:       append([]*session.Event(nil), events...),
+	}
+}
+
+// InvocationID returns the invocation's id.
+func (c *CallbackContext) InvocationID() string { return c.invocationID }
+
+// AgentName returns the agent's name.
+func (c *CallbackContext) AgentName() string { return c.agentName }
+
+// Session returns the session key.
+func (c *CallbackContext) Session() session.Key { return c.key }
+
+// State returns the value of a session state key, including writes made
+// during this invocation.
+func (c *CallbackContext) State(key string) (any, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.state[key]
+	return v, ok
+}
+
+// SetState writes a session state key. The write is recorded as a state
+// delta on the next event the loop appends.
+func (c *CallbackContext) SetState(key string, value any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if value == nil {
+		delete(c.state, key)
+	} else {
+		c.state[key] = value
+	}
+	if c.delta == nil {
+		c.delta = map[string]any{}
+	}
+	c.delta[key] = value
+}
+
+// EndInvocation asks the loop to stop after the current step.
+func (c *CallbackContext) EndInvocation() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.end = true
+}
+
+// Events returns the events of this invocation so far (not partial ones).
+func (c *CallbackContext) Events() []*session.Event {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*session.Event(nil), c.events...)
+}
+
+// CompletedTools returns the tool calls of this invocation that have a
+// recorded response, in order. A fallback message uses it so that it never
+// claims "nothing happened" after a refund ran.
+func (c *CallbackContext) CompletedTools() []CompletedTool {
+	return CompletedToolsOf(c.Events())
+}
+
+// CompletedTool is a tool call of an invocation that has a response.
+type CompletedTool struct {
+	CallID   string
+	Name     string
+	Args     map[string]any
+	Response map[string]any
+}
+
+// Succeeded reports whether the tool's response is not an error map.
+func (t CompletedTool) Succeeded() bool {
+	s, ok := t.Response["status"].(string)
+	if ok {
+		return s == "ok"
+	}
+	_, hasReason := t.Response["reason"]
+	return !hasReason
+}
+
+// CompletedToolsOf pairs the function calls in events with their responses
+// and returns those that have one, in call order.
+func CompletedToolsOf(events []*session.Event) []CompletedTool {
+	args := map[string]map[string]any{}
+	var order []string
+	responses := map[string]CompletedTool{}
+	for _, e := range events {
+		for _, fc := range e.FunctionCalls() {
+			if _, seen := args[fc.ID]; !seen {
+				order = append(order, fc.ID)
+			}
+			args[fc.ID] = fc.Args
+		}
+		for _, fr := range e.FunctionResponses() {
+			responses[fr.ID] = CompletedTool{CallID: fr.ID, Name: fr.Name, Response: fr.Response}
+		}
+	}
+	var out []CompletedTool
+	for _, id := range order {
+		if r, ok := responses[id]; ok {
+			r.Args = args[id]
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (c *CallbackContext) record(e *session.Event) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.events = append(c.events, e)
+}
+
+// takeActions moves pending state writes and the end flag into a.
+func (c *CallbackContext) takeActions(a *session.Actions) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.delta) > 0 {
+		if a.StateDelta == nil {
+			a.StateDelta = map[string]any{}
+		}
+		for k, v := range c.delta {
+			a.StateDelta[k] = v
+		}
+		c.delta = nil
+	}
+	if c.end {
+		a.EndInvocation = true
+	}
+}
+
+func (c *CallbackContext) ended() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.end
+}
+
+func (c *CallbackContext) applyDelta(d map[string]any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	session.ApplyDelta(c.state, d)
+}

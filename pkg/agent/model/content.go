@@ -1,0 +1,97 @@
+package model
+
+// Roles used in Content.Role. Function responses travel with RoleUser, as the
+// Gemini API expects.
+const (
+	RoleUser  = "user"
+	RoleModel = "model"
+)
+
+// Content is one turn of a conversation: a role and its ordered parts.
+type Content struct {
+	Role  string  `json:"role"`
+	Parts []*Part `json:"parts,omitempty"`
+}
+
+// Part is one piece of a Content. Exactly one field is set.
+type Part struct {
+	Text             string            `json:"text,omitempty"`
+	FunctionCall     *FunctionCall     `json:"function_call,omitempty"`
+	FunctionResponse *FunctionResponse `json:"function_response,omitempty"`
+}
+
+// FunctionCall is the model asking for a tool to run.
+type FunctionCall struct {
+	// ID pairs the call with its FunctionResponse. Providers that do not
+	// assign one get an ID from the agent loop.
+	ID   string         `json:"id,omitempty"`
+	Name string         `json:"name"`
+	Args map[string]any `json:"args,omitempty"`
+}
+
+// FunctionResponse is a tool's result (or error map) sent back to the model.
+type FunctionResponse struct {
+	ID       string         `json:"id,omitempty"`
+	Name     string         `json:"name"`
+	Response map[string]any `json:"response"`
+}
+
+// NewTextContent returns a Content with a single text part.
+func NewTextContent(role, text string) *Content {
+	return &Content{Role: role, Parts: []*Part{{Text: text}}}
+}
+
+// Text concatenates the text parts of c. It returns "" for a nil Content.
+func (c *Content) Text() string {
+	if c == nil {
+		return ""
+	}
+	var s string
+	for _, p := range c.Parts {
+		if p != nil {
+			s += p.Text
+		}
+	}
+	return s
+}
+
+// FunctionCalls returns the function calls in c, in order.
+func (c *Content) FunctionCalls() []*FunctionCall {
+	if c == nil {
+		return nil
+	}
+	var out []*FunctionCall
+	for _, p := range c.Parts {
+		if p != nil && p.FunctionCall != nil {
+			out = append(out, p.FunctionCall)
+		}
+	}
+	return out
+}
+
+// FunctionResponses returns the function responses in c, in order.
+func (c *Content) FunctionResponses() []*FunctionResponse {
+	if c == nil {
+		return nil
+	}
+	var out []*FunctionResponse
+	for _, p := range c.Parts {
+		if p != nil && p.FunctionResponse != nil {
+			out = append(out, p.FunctionResponse)
+		}
+	}
+	return out
+}
+
+// IsEmpty reports whether c has no parts carrying anything.
+func (c *Content) IsEmpty() bool {
+	if c == nil {
+		return true
+	}
+	for _, p := range c.Parts {
+		if p != nil && (p.Text != "" || p.FunctionCall != nil || p.FunctionResponse != nil) {
+			return false
+		}
+	}
+	return true
+}

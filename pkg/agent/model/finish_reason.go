@@ -1,0 +1,52 @@
+package model
+
+// FinishReason is why a candidate stopped, in the Gemini vocabulary. It is a
+// string so that a value this package does not know is kept exactly as the
+// provider sent it, never dropped or coerced. The same type carries
+// Response.ErrorCode, whose values are finish reasons, prompt-feedback block
+// reasons, or ErrorCodeUnknown.
+type FinishReason string
+
+// The Gemini finish-reason vocabulary (and block reasons, which share it).
+const (
+	FinishReasonUnspecified           FinishReason = "FINISH_REASON_UNSPECIFIED"
+	FinishReasonStop                  FinishReason = "STOP"
+	FinishReasonMaxTokens             FinishReason = "MAX_TOKENS"
+	FinishReasonSafety                FinishReason = "SAFETY"
+	FinishReasonRecitation            FinishReason = "RECITATION"
+	FinishReasonLanguage              FinishReason = "LANGUAGE"
+	FinishReasonOther                 FinishReason = "OTHER"
+	FinishReasonBlocklist             FinishReason = "BLOCKLIST"
+	FinishReasonProhibitedContent     FinishReason = "PROHIBITED_CONTENT"
+	FinishReasonSPII                  FinishReason = "SPII"
+	FinishReasonMalformedFunctionCall FinishReason = "MALFORMED_FUNCTION_CALL"
+	FinishReasonImageSafety           FinishReason = "IMAGE_SAFETY"
+	FinishReasonUnexpectedToolCall    FinishReason = "UNEXPECTED_TOOL_CALL"
+	FinishReasonTooManyToolCalls      FinishReason = "TOO_MANY_TOOL_CALLS"
+	// BlockReasonUnspecified is the prompt-feedback block reason for "none".
+	BlockReasonUnspecified FinishReason = "BLOCKED_REASON_UNSPECIFIED"
+)
+
+// ErrorCodeUnknown is the sentinel ErrorCode for a response that came back
+// with no candidate and no block reason (ADK's "Unknown error.").
+const ErrorCodeUnknown FinishReason = "Unknown error."
+
+// KnownFinishReasons lists the finish reasons this package names, for
+// documentation and fuzz seeds.
+var KnownFinishReasons = []FinishReason{
+	FinishReasonUnspecified, FinishReasonStop, FinishReasonMaxTokens,
+	FinishReasonSafety, FinishReasonRecitation, FinishReasonLanguage,
+	FinishReasonOther, FinishReasonBlocklist, FinishReasonProhibitedContent,
+	FinishReasonSPII, FinishReasonMalformedFunctionCall, FinishReasonImageSafety,
+	FinishReasonUnexpectedToolCall, FinishReasonTooManyToolCalls,
+}
+
+// Known reports whether r is one of the named constants.
+func (r FinishReason) Known() bool {
+	for _, k := range KnownFinishReasons {
+		if r == k {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,77 @@
+package session
+
+import (
+	"time"
+
+	"github.com/agentfleet/agentfleet/pkg/agent/model"
+)
+
+// AuthorUser is the author of events carrying the user's message.
+const AuthorUser = "user"
+
+// Event is one thing that happened in a session: the user's message, a model
+// response, tool results, or a marker. Every event carries the invocation id
+// that produced it. The agent loop appends an event before yielding it, so
+// what a caller saw is always in the session.
+type Event struct {
+	// ID is unique within the session; the service assigns one if empty.
+	ID string `json:"id"`
+	// InvocationID is the invocation that produced the event.
+	InvocationID string `json:"invocation_id"`
+	// Author is AuthorUser or the agent's name.
+	Author string `json:"author"`
+	// Content is the message, model output or function responses.
+	Content *model.Content `json:"content,omitempty"`
+	// Partial marks a streaming delta; partial events are never stored.
+	Partial bool `json:"partial,omitempty"`
+	// TurnComplete marks the end of the model's turn.
+	TurnComplete bool `json:"turn_complete,omitempty"`
+	// CutOff marks output that reached the caller and was then cut off by a
+	// failure (the stream broke after partial output). Its Content holds the
+	// text the caller saw; it is not sent back to the model.
+	CutOff bool `json:"cut_off,omitempty"`
+	// FinishReason, ErrorCode and ErrorMessage are copied from the model
+	// response (see model.Response).
+	FinishReason model.FinishReason `json:"finish_reason,omitempty"`
+	ErrorCode    model.FinishReason `json:"error_code,omitempty"`
+	ErrorMessage string             `json:"error_message,omitempty"`
+	// Usage is the model call's token accounting, if any.
+	Usage *model.Usage `json:"usage,omitempty"`
+	// Actions are side effects on the session and the loop.
+	Actions Actions `json:"actions,omitzero"`
+	// Timestamp is when the event was created; the service sets it if zero.
+	Timestamp time.Time `json:"timestamp"`
+}
+
+// Actions are what an event asks of the session and the loop.
+type Actions struct {
+	// StateDelta is merged into the session state when the event is
+	// appended. A nil value deletes the key.
+	StateDelta map[string]any `json:"state_delta,omitempty"`
+	// EndInvocation stops the agent loop after this event.
+	EndInvocation bool `json:"end_invocation,omitempty"`
+}
+
+// IsFinalResponse reports whether e ends a model turn: a model event that is
+// not partial and asks for no function call. A response with no content and
+// only an error code is final too: the loop never spins on it.
+func (e *Event) IsFinalResponse() bool {
+	if e == nil || e.Partial || e.Author == AuthorUser || e.CutOff {
+		return false
+	}
+	if e.Actions.EndInvocation {
+		return true
+	}
+	if len(e.Content.FunctionResponses()) > 0 {
+		return false
+	}
+	return len(e.Content.FunctionCalls()) == 0
+}
+
+// FunctionCalls returns the function calls in the event's content.
+func (e *Event) FunctionCalls() []*model.FunctionCall { return e.Content.FunctionCalls() }
+
+// FunctionResponses returns the function responses in the event's content.
+func (e *Event) FunctionResponses() []*model.FunctionResponse {
+	return e.Content.FunctionResponses()
+}

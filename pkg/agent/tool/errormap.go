@@ -1,0 +1,165 @@
+package tool
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Status values used in result maps.
+const (
+	StatusOK       = "ok"
+	StatusError    = "error"
+	StatusNotFound = "not_found"
+)
+
+// Reasons used by the ready-made error maps.
+const (
+	ReasonTimeout      = "timeout"
+	ReasonBadArguments = "bad_arguments"
+	ReasonUnknownTool  = "unknown_tool"
+	ReasonInternal     = "internal_error"
+)
+
+// MaxErrorStringLen caps every string in an error map (in runes).
+const MaxErrorStringLen = 200
+
+// OK returns {"status": "ok", ...fields}.
+func OK(fields map[string]any) map[string]any {
+	out := map[string]any{"status": StatusOK}
+	for k, v := range fields {
+		if k != "status" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// Error returns the small, stable error map the seed recommends:
+// {"status": "error", "reason": reason, "retryable": retryable}, plus "hint"
+// when hint is not empty. reason should be a machine-readable snake_case
+// word; hint a short sentence for the model.
+func Error(reason string, retryable bool, hint string) map[string]any {
+	m := map[string]any{"status": StatusError, "reason": reason, "retryable": retryable}
+	if hint != "" {
+		m["hint"] = hint
+	}
+	return m
+}
+
+// NotFound returns {"status": "not_found", "hint": hint}.
+func NotFound(hint string) map[string]any {
+	m := map[string]any{"status": StatusNotFound}
+	if hint != "" {
+		m["hint"] = hint
+	}
+	return m
+}
+
+// IsErrorMap reports whether m reports a failure: a "status" other than
+// "ok", or a "reason" without a status.
+func IsErrorMap(m map[string]any) bool {
+	if m == nil {
+		return false
+	}
+	s, ok := m["status"].(string)
+	if ok {
+		return s != StatusOK
+	}
+	_, hasReason := m["reason"]
+	return hasReason
+}
+
+// IsRetryable reports whether an error map says a retry could help.
+func IsRetryable(m map[string]any) bool {
+	r, _ := m["retryable"].(bool)
+	return IsErrorMap(m) && r
+}
+
+var (
+	stackFrameRE = regexp.MustCompile(`(goroutine \d+ \[|\.go:\d+|panic:|\bat [\w$.]+\([\w.]+\.java:\d+\)|Traceback \(most recent call last\))`)
+	sqlRE        = regexp.MustCompile(`(?i)\b(select\s.+\sfrom|insert\s+into|update\s+\S+\s+set|delete\s+from|drop\s+table|pq:|sqlstate|ora-\d{5})`)
+	urlRE        = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://\S+`)
+	hostPortRE   = regexp.MustCompile(`(?i)\b(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-f:]+\]|[a-z0-9-]+(?:\.[a-z0-9-]+)+|localhost)(?::\d{2,5})\b`)
+	ipRE         = regexp.MustCompile(`\b\d{1,3}(?:\.\d{1,3}){3}\b`)
+	internalHost = regexp.MustCompile(`(?i)\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:internal|local|lan|corp|svc|cluster\.local)\b`)
+)
+
+const redacted = "[redacted]"
+
+// SanitizeString makes s safe to show a model: the first line only, control
+// characters removed, stack traces and SQL replaced by "[redacted]", URLs,
+// host:port pairs, IP addresses and internal host names redacted, and the
+// result capped at MaxErrorStringLen runes.
+func SanitizeString(s string) string {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = s[:i]
+	}
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "")
+	}
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, s)
+	if stackFrameRE.MatchString(s) || sqlRE.MatchString(s) {
+		return redacted
+	}
+	s = urlRE.ReplaceAllString(s, redacted)
+	s = hostPortRE.ReplaceAllString(s, redacted)
+	s = internalHost.ReplaceAllString(s, redacted)
+	s = ipRE.ReplaceAllString(s, redacted)
+	s = strings.TrimSpace(s)
+	if utf8.RuneCountInString(s) > MaxErrorStringLen {
+		r := []rune(s)
+		s = string(r[:MaxErrorStringLen-1]) + "…"
+	}
+	return s
+}
+
+// Sanitize returns a copy of an error map with every string (also inside
+// nested maps and slices) passed through SanitizeString, nesting capped at
+// four levels. Maps that are not error maps are returned unchanged. The agent
+// loop applies it to every error map before the model sees it.
+func Sanitize(m map[string]any) map[string]any {
+	if !IsErrorMap(m) {
+		return m
+	}
+	out, _ := sanitizeValue(m, 0).(map[string]any)
+	return out
+}
+
+func sanitizeValue(v any, depth int) any {
+	if depth > 4 {
+		return redacted
+	}
+	switch x := v.(type) {
+	case string:
+		return SanitizeString(x)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, vv := range x {
+			out[SanitizeString(k)] = sanitizeValue(vv, depth+1)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, vv := range x {
+			out[i] = sanitizeValue(vv, depth+1)
+		}
+		return out
+	case []string:
+		out := make([]any, len(x))
+		for i, vv := range x {
+			out[i] = SanitizeString(vv)
+		}
+		return out
+	case nil, bool, int, int32, int64, uint, uint32, uint64, float32, float64:
+		return x
+	default:
+		return redacted
+	}
+}

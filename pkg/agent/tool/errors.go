@@ -1,0 +1,41 @@
+package tool
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrUnknownTool is the error on-tool-error callbacks see when the model
+// calls a function that is not registered.
+var ErrUnknownTool = errors.New("tool: unknown tool")
+
+// ErrInvalidArguments is matched by errors.Is for every *ArgumentError.
+var ErrInvalidArguments = errors.New("tool: invalid arguments")
+
+// ArgumentError reports arguments that do not fit the tool's declaration, or
+// that a tool rejects itself. Its Detail is short and safe to show the model.
+type ArgumentError struct {
+	Tool   string
+	Detail string
+}
+
+// Error implements error.
+func (e *ArgumentError) Error() string {
+	return fmt.Sprintf("tool %s: invalid arguments: %s", e.Tool, e.Detail)
+}
+
+// Is makes errors.Is(err, ErrInvalidArguments) true.
+func (e *ArgumentError) Is(target error) bool { return target == ErrInvalidArguments }
+
+// PanicError is what a panicking tool (or callback) becomes. The stack is
+// kept for logs; it never reaches the model.
+type PanicError struct {
+	Tool  string
+	Value any
+	Stack []byte
+}
+
+// Error implements error. It does not include the stack.
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("tool %s panicked: %v", e.Tool, e.Value)
+}
