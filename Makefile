@@ -1,0 +1,34 @@
+# agentfleet: common tasks. `make help` lists them.
+GO ?= go
+PKGS ?= ./...
+
+.PHONY: help test test-race lint fmt bench fuzz demo
+
+help: ## List the targets
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-10s %s\n", $$1, $$2}'
+
+test: ## Run the tests (needs Redis on REDIS_URL, default 127.0.0.1:6379)
+	$(GO) test $(PKGS)
+
+test-race: ## Run the tests with the race detector (what CI runs)
+	$(GO) test -race $(PKGS)
+
+lint: ## go vet, gofmt check, staticcheck if installed
+	$(GO) vet $(PKGS)
+	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@if command -v staticcheck >/dev/null; then staticcheck $(PKGS); else echo "staticcheck not installed: skipped (go install honnef.co/go/tools/cmd/staticcheck@latest)"; fi
+
+fmt: ## gofmt -w every Go file
+	gofmt -w $$(git ls-files '*.go')
+
+bench: ## Run the benchmarks (figures in the README come from here)
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+fuzz: ## Run each fuzz target briefly (FUZZTIME=10s)
+	@for t in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+	  for f in $$(grep -h '^func Fuzz' $$t/*_test.go | sed 's/func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
+	    echo "== $$t $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $${FUZZTIME:-10s} $$t || exit 1; \
+	  done; done
+
+demo: ## Run the main job (in-process demo until the JetStream worker lands)
+	$(GO) run ./cmd/worker

@@ -1,0 +1,138 @@
+package support
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// Order is a customer order.
+type Order struct {
+	ID            string `json:"order_id"`
+	Customer      string `json:"customer"`
+	TotalCents    int    `json:"total_cents"`
+	RefundedCents int    `json:"refunded_cents"`
+	Status        string `json:"status"`
+}
+
+// Refund is one executed refund: the effect that must happen once.
+type Refund struct {
+	InvocationID   string `json:"invocation_id"`
+	OrderID        string `json:"order_id"`
+	AmountCents    int    `json:"amount_cents"`
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+}
+
+// Errors an orders service returns.
+var (
+	ErrOrderNotFound = errors.New("orders: order not found")
+	// ErrUnavailable is a downstream outage or timeout: retrying may help.
+	ErrUnavailable = errors.New("orders: service unavailable")
+	// ErrNotAuthorised is a credential problem the model cannot fix.
+	ErrNotAuthorised = errors.New("orders: not authorised")
+	// ErrAmountTooLarge means the refund exceeds what is left to refund.
+	ErrAmountTooLarge = errors.New("orders: refund exceeds the refundable amount")
+)
+
+// Orders is the downstream orders service the tools call.
+type Orders interface {
+	// Get returns an order or ErrOrderNotFound.
+	Get(ctx context.Context, orderID string) (Order, error)
+	// Refund executes a refund: a real side effect, recorded once per call.
+	Refund(ctx context.Context, r Refund) error
+}
+
+// MemoryOrders is an in-memory Orders for tests and the demo. Fault hooks
+// let tests make calls fail.
+type MemoryOrders struct {
+	mu      sync.Mutex
+	orders  map[string]*Order
+	refunds []Refund
+	// FailGet and FailRefund, when non-nil, are consulted before each call;
+	// a non-nil error is returned instead of doing the work.
+	FailGet    func(orderID string) error
+	FailRefund func(r Refund) error
+}
+
+// NewMemoryOrders returns a service holding orders.
+func NewMemoryOrders(orders ...Order) *MemoryOrders {
+	m := &MemoryOrders{orders: map[string]*Order{}}
+	for _, o := range orders {
+		o := o
+		if o.Status == "" {
+			o.Status = "delivered"
+		}
+		m.orders[o.ID] = &o
+	}
+	return m
+}
+
+// DemoOrders returns the orders the demo and tests use: A-1001 … A-1100,
+// each with a total of 1,000 + 13×n cents, plus A-1042 at 12,99 € as in the
+// seed.
+func DemoOrders() []Order {
+	out := make([]Order, 0, 101)
+	for n := 1; n <= 100; n++ {
+		out = append(out, Order{ID: fmt.Sprintf("A-%d", 1000+n), Customer: fmt.Sprintf("c%03d", n), TotalCents: 1000 + 13*n})
+	}
+	for i := range out {
+		if out[i].ID == "A-1042" {
+			out[i].TotalCents = 1299
+		}
+	}
+	return out
+}
+
+// Get implements Orders.
+func (m *MemoryOrders) Get(ctx context.Context, orderID string) (Order, error) {
+	if err := ctx.Err(); err != nil {
+		return Order{}, err
+	}
+	if m.FailGet != nil {
+		if err := m.FailGet(orderID); err != nil {
+			return Order{}, err
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o, ok := m.orders[orderID]
+	if !ok {
+		return Order{}, ErrOrderNotFound
+	}
+	return *o, nil
+}
+
+// Refund implements Orders.
+func (m *MemoryOrders) Refund(ctx context.Context, r Refund) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if m.FailRefund != nil {
+		if err := m.FailRefund(r); err != nil {
+			return err
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o, ok := m.orders[r.OrderID]
+	if !ok {
+		return ErrOrderNotFound
+	}
+	if r.AmountCents > o.TotalCents-o.RefundedCents {
+		return ErrAmountTooLarge
+	}
+	o.RefundedCents += r.AmountCents
+	if o.RefundedCents == o.TotalCents {
+		o.Status = "refunded"
+	}
+	m.refunds = append(m.refunds, r)
+	return nil
+}
+
+// Refunds returns every executed refund, in order.
+func (m *MemoryOrders) Refunds() []Refund {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]Refund(nil), m.refunds...)
+}

@@ -1,0 +1,77 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrStopped ends an invocation whose RunRequest.Stop channel was closed: it
+// stopped at a step boundary and can be resumed by running the same
+// invocation id again.
+var ErrStopped = errors.New("agent: invocation stopped at a step boundary")
+
+// ErrNoMessage is returned for a new invocation without a user message.
+var ErrNoMessage = errors.New("agent: a new invocation needs a user message")
+
+// ModelError ends an invocation whose model call failed and no on-model-error
+// callback substituted a response. Unwrap gives the provider's error, so
+// classifiers walk straight through it.
+type ModelError struct {
+	Agent string
+	Model string
+	// AfterOutput is true when partial output had reached the caller before
+	// the failure (the output was marked cut off).
+	AfterOutput bool
+	Err         error
+}
+
+// Error implements error.
+func (e *ModelError) Error() string {
+	return fmt.Sprintf("agent %s: model %s: %v", e.Agent, e.Model, e.Err)
+}
+
+// Unwrap returns the model's error.
+func (e *ModelError) Unwrap() error { return e.Err }
+
+// ToolError ends an invocation whose tool failed and no on-tool-error
+// callback turned the failure into a map (escalation).
+type ToolError struct {
+	Agent  string
+	Tool   string
+	CallID string
+	Err    error
+}
+
+// Error implements error.
+func (e *ToolError) Error() string {
+	return fmt.Sprintf("agent %s: tool %s (call %s): %v", e.Agent, e.Tool, e.CallID, e.Err)
+}
+
+// Unwrap returns the tool's error.
+func (e *ToolError) Unwrap() error { return e.Err }
+
+// CallbackError ends an invocation whose callback returned an error or
+// panicked.
+type CallbackError struct {
+	Hook string
+	Err  error
+}
+
+// Error implements error.
+func (e *CallbackError) Error() string { return fmt.Sprintf("agent: %s callback: %v", e.Hook, e.Err) }
+
+// Unwrap returns the callback's error.
+func (e *CallbackError) Unwrap() error { return e.Err }
+
+// SessionError ends an invocation whose session could not be read or
+// written: the agent's own infrastructure failed, not the model.
+type SessionError struct {
+	Op  string
+	Err error
+}
+
+// Error implements error.
+func (e *SessionError) Error() string { return fmt.Sprintf("agent: session %s: %v", e.Op, e.Err) }
+
+// Unwrap returns the store's error.
+func (e *SessionError) Unwrap() error { return e.Err }

@@ -1,0 +1,117 @@
+package model_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/agentfleet/agentfleet/pkg/agent/model"
+)
+
+func TestAggregator(t *testing.T) {
+	var a model.Aggregator
+	p1 := a.Add(&model.Response{Content: model.NewTextContent(model.RoleModel, "Hel")})
+	p2 := a.Add(&model.Response{Content: model.NewTextContent(model.RoleModel, "lo")})
+	call := &model.FunctionCall{Name: "get_order", Args: map[string]any{"order_id": "A-1"}}
+	p3 := a.Add(&model.Response{Content: &model.Content{Role: model.RoleModel, Parts: []*model.Part{{FunctionCall: call}}},
+		FinishReason: model.FinishReasonStop, Usage: &model.Usage{TotalTokens: 9}})
+	if p1 == nil || !p1.Partial || p1.Content.Text() != "Hel" || p2.Content.Text() != "lo" || p3 != nil {
+		t.Fatalf("partials = %+v %+v %+v", p1, p2, p3)
+	}
+	if !a.Emitted() || a.PartialText() != "Hello" {
+		t.Fatalf("emitted=%v text=%q", a.Emitted(), a.PartialText())
+	}
+	f := a.Final()
+	if f.Partial || !f.TurnComplete || f.FinishReason != model.FinishReasonStop || f.Usage.TotalTokens != 9 {
+		t.Fatalf("final = %+v", f)
+	}
+	if f.Content.Text() != "Hello" || len(f.FunctionCalls()) != 1 || f.Content.Parts[0].Text != "Hello" {
+		t.Fatalf("final content = %+v", f.Content)
+	}
+}
+
+func TestAggregatorEmptyStream(t *testing.T) {
+	var a model.Aggregator
+	if a.Final() != nil {
+		t.Fatal("Final without chunks should be nil")
+	}
+	a.Add(&model.Response{FinishReason: model.FinishReasonSafety, ErrorCode: model.FinishReasonSafety})
+	f := a.Final()
+	if f.Content != nil || f.ErrorCode != model.FinishReasonSafety || a.Emitted() {
+		t.Fatalf("final = %+v", f)
+	}
+}
+
+func TestCallBudget(t *testing.T) {
+	b := model.NewCallBudget(3)
+	for i := range 3 {
+		if err := b.Charge(); err != nil {
+			t.Fatalf("charge %d: %v", i+1, err)
+		}
+	}
+	err := b.Charge()
+	var be *model.CallBudgetError
+	if !errors.As(err, &be) || !errors.Is(err, model.ErrCallBudgetExceeded) || be.Attempted != 4 || be.Limit != 3 {
+		t.Fatalf("4th charge = %v", err)
+	}
+	if b.Used() != 3 {
+		t.Fatalf("refused charge was counted: used %d", b.Used())
+	}
+	unlimited := model.NewCallBudget(-1)
+	for range 1000 {
+		if err := unlimited.Charge(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var nilBudget *model.CallBudget
+	if nilBudget.Charge() != nil || nilBudget.Used() != 0 {
+		t.Fatal("nil budget must be a no-op")
+	}
+}
+
+func TestCallBudgetConcurrent(t *testing.T) {
+	b := model.NewCallBudget(50)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok := 0
+	for range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if b.Charge() == nil {
+				mu.Lock()
+				ok++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if ok != 50 || b.Used() != 50 {
+		t.Fatalf("granted %d charges (used %d), want exactly 50", ok, b.Used())
+	}
+}
+
+func TestBudgetInContext(t *testing.T) {
+	b := model.NewCallBudget(1)
+	ctx := model.WithCallBudget(context.Background(), b)
+	if model.CallBudgetFrom(ctx) != b || model.CallBudgetFrom(context.Background()) != nil {
+		t.Fatal("budget not carried by the context")
+	}
+}
+
+func TestFinishReasonKeepsUnknownValues(t *testing.T) {
+	r := model.FinishReason("SOMETHING_NEW")
+	if r.Known() || string(r) != "SOMETHING_NEW" || !model.FinishReasonSafety.Known() {
+		t.Fatal("Known()")
+	}
+}
+
+func TestProviderErrorUnwrap(t *testing.T) {
+	inner := errors.New("reset")
+	err := error(&model.ProviderError{Provider: "sim", StatusCode: 503, Status: "UNAVAILABLE", Err: inner})
+	var sc interface{ HTTPStatusCode() int }
+	if !errors.Is(err, inner) || !errors.As(err, &sc) || sc.HTTPStatusCode() != 503 {
+		t.Fatalf("ProviderError = %v", err)
+	}
+}

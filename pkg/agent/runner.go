@@ -1,0 +1,310 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"iter"
+
+	"github.com/rs/zerolog"
+
+	"github.com/agentfleet/agentfleet/pkg/agent/model"
+	"github.com/agentfleet/agentfleet/pkg/agent/session"
+	"github.com/agentfleet/agentfleet/pkg/agent/tool"
+)
+
+// Runner runs invocations of one agent against a session service. It is safe
+// for concurrent use by many invocations.
+type Runner struct {
+	// Agent is the agent to run. Required.
+	Agent *Agent
+	// Sessions stores events and state. Required.
+	Sessions session.Service
+	// Logger receives warnings (unknown tools, panics). The zero value logs
+	// nothing.
+	Logger zerolog.Logger
+	// Metrics, if non-nil, counts tool calls and invocations.
+	Metrics *Metrics
+}
+
+// RunRequest is one invocation to run.
+type RunRequest struct {
+	// InvocationID identifies the invocation. Running an id that already
+	// has events in the session resumes it. Required.
+	InvocationID string
+	// UserID and SessionID name the session (its app is the agent's name).
+	UserID    string
+	SessionID string
+	// Message is the user's message. Required for a new invocation; ignored
+	// when resuming (it was stored the first time).
+	Message *model.Content
+	// Stream asks the model for streaming output; partial events are
+	// yielded but not stored.
+	Stream bool
+	// Stop, when closed, makes the loop stop at the next step boundary (before
+	// a model call) with ErrStopped. Unlike cancelling ctx it never aborts a
+	// model or tool call half-way. Nil means never.
+	Stop <-chan struct{}
+	// FreshBudget starts the call budget at zero on resume. By default a
+	// resumed invocation's earlier model calls count against its budget, so
+	// crash-and-resume cannot turn a looping model into an endless one.
+	FreshBudget bool
+}
+
+// Run runs (or resumes) one invocation and yields its events as they happen:
+// partial streaming events (not stored) and stored events, each appended to
+// the session before it is yielded. The sequence ends after the final
+// response, or with one non-nil error that ends the invocation (a
+// *ModelError, *ToolError, *CallbackError, *SessionError, a
+// *model.CallBudgetError, ErrStopped or the context's error). Breaking out of
+// the range loop stops the invocation at that point.
+func (r *Runner) Run(ctx context.Context, req RunRequest) iter.Seq2[*session.Event, error] {
+	return func(yield func(*session.Event, error) bool) {
+		inv, err := r.start(ctx, req)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		err = inv.loop(ctx, yield)
+		r.Metrics.invocation(inv.agent.Name, outcomeLabel(err))
+		if err != nil && !errors.Is(err, errYieldStopped) {
+			yield(nil, err)
+		}
+	}
+}
+
+// Outcome summarises a finished invocation.
+type Outcome struct {
+	// Final is the final model response event (no function calls), or nil
+	// if the invocation failed or ended through an end-invocation action
+	// set by a tool.
+	Final *session.Event
+	// Events are the stored events of this run, in order (partial events
+	// are not included).
+	Events []*session.Event
+	// ModelCalls is the number of model calls charged to the budget,
+	// including those of earlier runs when resuming.
+	ModelCalls int
+	// CompletedTools lists the tool calls of the whole invocation that have
+	// a response.
+	CompletedTools []CompletedTool
+	// Resumed is true when the invocation already had events.
+	Resumed bool
+}
+
+// Invoke runs the invocation to its end and returns its outcome. On failure
+// the outcome is still returned (with what happened before the error) along
+// with the error.
+func (r *Runner) Invoke(ctx context.Context, req RunRequest) (*Outcome, error) {
+	inv, err := r.start(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{Resumed: inv.resumed}
+	err = inv.loop(ctx, func(e *session.Event, _ error) bool {
+		if e != nil && !e.Partial {
+			out.Events = append(out.Events, e)
+			if e.IsFinalResponse() && len(e.FunctionResponses()) == 0 {
+				out.Final = e
+			}
+		}
+		return true
+	})
+	r.Metrics.invocation(inv.agent.Name, outcomeLabel(err))
+	out.ModelCalls = inv.budget.Used()
+	out.CompletedTools = inv.cc.CompletedTools()
+	if err != nil {
+		out.Final = nil
+	}
+	return out, err
+}
+
+func outcomeLabel(err error) string {
+	switch {
+	case err == nil || errors.Is(err, errYieldStopped):
+		return "completed"
+	case errors.Is(err, ErrStopped), errors.Is(err, context.Canceled):
+		return "stopped"
+	default:
+		return "failed"
+	}
+}
+
+// errYieldStopped is returned internally when the caller broke out of the
+// range loop.
+var errYieldStopped = errors.New("agent: caller stopped iterating")
+
+type invocation struct {
+	r         *Runner
+	agent     Agent
+	callbacks Callbacks
+	req       RunRequest
+	key       session.Key
+	cc        *CallbackContext
+	budget    *model.CallBudget
+	history   []*session.Event // whole session, including this invocation
+	resumed   bool
+	validator tool.Validator
+	log       zerolog.Logger
+}
+
+func (r *Runner) start(ctx context.Context, req RunRequest) (*invocation, error) {
+	if r.Agent == nil || r.Sessions == nil {
+		return nil, errors.New("agent: Runner needs an Agent and a session Service")
+	}
+	ag := r.Agent.WithDefaults()
+	if err := ag.Validate(); err != nil {
+		return nil, err
+	}
+	if req.InvocationID == "" {
+		return nil, errors.New("agent: RunRequest.InvocationID is required")
+	}
+	key := session.Key{App: ag.Name, UserID: req.UserID, SessionID: req.SessionID}
+	if err := key.Validate(); err != nil {
+		return nil, err
+	}
+	sess, err := r.Sessions.GetOrCreate(ctx, key)
+	if err != nil {
+		return nil, &SessionError{Op: "load", Err: err}
+	}
+	prior := sess.InvocationEvents(req.InvocationID)
+	inv := &invocation{
+		r:         r,
+		agent:     ag,
+		callbacks: mergeCallbacks(ag.Plugins, ag.Callbacks),
+		req:       req,
+		key:       key,
+		cc:        newCallbackContext(req.InvocationID, ag.Name, key, sess.State, prior),
+		budget:    model.NewCallBudget(ag.MaxModelCalls),
+		history:   sess.Events,
+		resumed:   len(prior) > 0,
+		log: r.Logger.With().Str("invocation_id", req.InvocationID).
+			Str("session_id", req.SessionID).Str("agent", ag.Name).Logger(),
+	}
+	if inv.resumed && !req.FreshBudget {
+		inv.budget.Preload(countModelCalls(prior, ag.Name))
+	}
+	return inv, nil
+}
+
+// countModelCalls counts model-response events of an invocation (what its
+// earlier runs charged to the budget).
+func countModelCalls(events []*session.Event, agentName string) int {
+	n := 0
+	for _, e := range events {
+		if e.Author == agentName && !e.CutOff && (e.Content == nil || e.Content.Role == model.RoleModel) {
+			n++
+		}
+	}
+	return n
+}
+
+// append stores e (with pending callback state writes) and records it.
+func (inv *invocation) append(ctx context.Context, e *session.Event) error {
+	e.InvocationID = inv.req.InvocationID
+	inv.cc.takeActions(&e.Actions)
+	if err := inv.r.Sessions.AppendEvent(ctx, inv.key, e); err != nil {
+		return &SessionError{Op: "append", Err: err}
+	}
+	inv.history = append(inv.history, e)
+	inv.cc.record(e)
+	inv.cc.applyDelta(e.Actions.StateDelta)
+	return nil
+}
+
+func (inv *invocation) emit(ctx context.Context, e *session.Event, yield func(*session.Event, error) bool) error {
+	if err := inv.append(ctx, e); err != nil {
+		return err
+	}
+	if !yield(e, nil) {
+		return errYieldStopped
+	}
+	return nil
+}
+
+func (inv *invocation) loop(ctx context.Context, yield func(*session.Event, error) bool) error {
+	prior := inv.cc.Events()
+	if !inv.resumed {
+		if inv.req.Message.IsEmpty() {
+			return ErrNoMessage
+		}
+		msg := *inv.req.Message
+		msg.Role = model.RoleUser
+		if err := inv.append(ctx, &session.Event{Author: session.AuthorUser, Content: &msg}); err != nil {
+			return err
+		}
+	} else {
+		last := prior[len(prior)-1]
+		if last.IsFinalResponse() {
+			// Already finished: hand back the final event, run nothing.
+			if !yield(last, nil) {
+				return errYieldStopped
+			}
+			return nil
+		}
+		if pending := pendingCalls(prior); len(pending) > 0 {
+			ended, err := inv.runTools(ctx, pending, yield)
+			if err != nil || ended {
+				return err
+			}
+		}
+	}
+	for {
+		if err := inv.checkStop(ctx); err != nil {
+			return err
+		}
+		ev, err := inv.modelStep(ctx, yield)
+		if err != nil {
+			return err
+		}
+		if ev.Actions.EndInvocation || inv.cc.ended() {
+			return nil
+		}
+		calls := ev.FunctionCalls()
+		if len(calls) == 0 {
+			return nil // final response (possibly in-band failure: the caller classifies it)
+		}
+		ended, err := inv.runTools(ctx, calls, yield)
+		if err != nil || ended {
+			return err
+		}
+	}
+}
+
+func (inv *invocation) checkStop(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if inv.req.Stop != nil {
+		select {
+		case <-inv.req.Stop:
+			return ErrStopped
+		default:
+		}
+	}
+	return nil
+}
+
+func (inv *invocation) buildRequest() *model.Request {
+	req := &model.Request{
+		Model:             inv.agent.Model.Name(),
+		SystemInstruction: inv.agent.Instruction,
+		Contents:          buildContents(inv.history),
+		Config:            inv.agent.Config,
+	}
+	for _, t := range inv.agent.Tools {
+		req.Tools = append(req.Tools, t.Declaration())
+	}
+	return req
+}
+
+func newEventFromResponse(author string, resp *model.Response) *session.Event {
+	return &session.Event{
+		Author:       author,
+		Content:      resp.Content,
+		TurnComplete: resp.TurnComplete,
+		FinishReason: resp.FinishReason,
+		ErrorCode:    resp.ErrorCode,
+		ErrorMessage: resp.ErrorMessage,
+		Usage:        resp.Usage,
+	}
+}

@@ -1,0 +1,54 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+
+	"github.com/agentfleet/agentfleet/pkg/agent/tool"
+)
+
+// ClassifyToolError returns the on-tool-error callback the error-recovery
+// seed recommends. It walks the cause chain with errors.As / errors.Is and
+// converts only failures the model can act on:
+//
+//   - a timeout (context.DeadlineExceeded, os.ErrDeadlineExceeded, a
+//     net.Error that timed out) → {"status":"error","reason":"timeout",
+//     "retryable":true};
+//   - invalid arguments (tool.ErrInvalidArguments, e.g. *tool.ArgumentError)
+//     → {"status":"error","reason":"bad_arguments","retryable":false,
+//     "detail":...} with a sanitised detail.
+//
+// Everything else returns nil, so the error escalates and ends the
+// invocation: turning an authorisation failure into data would invite the
+// model to retry it in a loop. An unknown tool is left to the loop's default
+// unknown_tool map.
+func ClassifyToolError() OnToolErrorCallback {
+	return func(ctx context.Context, cc *CallbackContext, call *ToolCall, err error) (map[string]any, error) {
+		if errors.Is(err, tool.ErrUnknownTool) {
+			return nil, nil
+		}
+		if isTimeout(err) {
+			return tool.Error(tool.ReasonTimeout, true, "The tool timed out; you may try once more."), nil
+		}
+		var ae *tool.ArgumentError
+		if errors.As(err, &ae) {
+			m := tool.Error(tool.ReasonBadArguments, false, "Fix the arguments and call the tool again.")
+			m["detail"] = tool.SanitizeString(ae.Detail)
+			return m, nil
+		}
+		if errors.Is(err, tool.ErrInvalidArguments) {
+			return tool.Error(tool.ReasonBadArguments, false, "Fix the arguments and call the tool again."), nil
+		}
+		return nil, nil
+	}
+}
+
+func isTimeout(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}

@@ -1,0 +1,212 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+
+	"github.com/agentfleet/agentfleet/pkg/agent/model"
+	"github.com/agentfleet/agentfleet/pkg/agent/session"
+	"github.com/agentfleet/agentfleet/pkg/agent/tool"
+)
+
+// toolResult is one call's outcome.
+type toolResult struct {
+	call     *model.FunctionCall
+	response map[string]any
+	actions  session.Actions
+	err      error // escalation: no callback answered
+}
+
+// runTools runs calls concurrently (bounded by MaxParallelTools), waits for
+// all of them, stores one function-response event holding every answered
+// call in call order, and then returns the first escalated error, if any. A
+// failing branch therefore never loses the results of the others: they are
+// durable and a resumed invocation runs only the failed call again.
+func (inv *invocation) runTools(ctx context.Context, calls []*model.FunctionCall, yield func(*session.Event, error) bool) (ended bool, err error) {
+	results := make([]toolResult, len(calls))
+	sem := make(chan struct{}, inv.agent.MaxParallelTools)
+	var wg sync.WaitGroup
+	for i, call := range calls {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			results[i] = inv.runTool(ctx, call)
+		}()
+	}
+	wg.Wait()
+
+	ev := &session.Event{Author: inv.agent.Name, Content: &model.Content{Role: model.RoleUser}}
+	var firstErr error
+	for _, res := range results {
+		if res.err != nil {
+			if firstErr == nil {
+				firstErr = res.err
+			}
+			continue
+		}
+		ev.Content.Parts = append(ev.Content.Parts, &model.Part{FunctionResponse: &model.FunctionResponse{
+			ID: res.call.ID, Name: res.call.Name, Response: res.response,
+		}})
+		if res.actions.StateDelta != nil {
+			if ev.Actions.StateDelta == nil {
+				ev.Actions.StateDelta = map[string]any{}
+			}
+			for k, v := range res.actions.StateDelta {
+				ev.Actions.StateDelta[k] = v
+			}
+		}
+		if res.actions.EndInvocation {
+			ev.Actions.EndInvocation = true
+		}
+	}
+	if len(ev.Content.Parts) > 0 {
+		if err := inv.emit(ctx, ev, yield); err != nil {
+			return false, err
+		}
+	}
+	if firstErr != nil {
+		return false, firstErr
+	}
+	return ev.Actions.EndInvocation || inv.cc.ended(), nil
+}
+
+// runTool runs one call through validation, the callbacks and the tool.
+func (inv *invocation) runTool(ctx context.Context, fc *model.FunctionCall) toolResult {
+	name := inv.agent.Name
+	res := toolResult{call: fc}
+	t := inv.agent.tool(fc.Name)
+	call := &ToolCall{ID: fc.ID, Name: fc.Name, Args: fc.Args, Tool: t}
+
+	if t == nil {
+		inv.r.Metrics.unknownTool(name, fc.Name)
+		inv.r.Metrics.toolCall(name, fc.Name, "unknown")
+		inv.log.Warn().Str("tool", fc.Name).Strs("available", inv.agent.ToolNames()).
+			Msg("model called an unregistered tool; answered with an unknown_tool error map")
+		uerr := fmt.Errorf("%w: %q", tool.ErrUnknownTool, fc.Name)
+		m, cbErr := inv.onToolError(ctx, call, uerr)
+		if cbErr != nil {
+			res.err = cbErr
+			return res
+		}
+		if m == nil {
+			m = tool.Error(tool.ReasonUnknownTool, false, "No tool has that name.")
+			m["available_tools"] = toAny(inv.agent.ToolNames())
+		}
+		res.response = tool.Sanitize(m)
+		return res
+	}
+
+	tc := &tool.Context{InvocationID: inv.req.InvocationID, Session: inv.key, FunctionCallID: fc.ID}
+	tctx := tool.WithContext(ctx, tc)
+
+	var result map[string]any
+	for _, cb := range inv.callbacks.BeforeTool {
+		m, err := callSafely("before-tool", func() (map[string]any, error) { return cb(tctx, inv.cc, call) })
+		if err != nil {
+			res.err = err
+			return res
+		}
+		if m != nil {
+			result = m
+			break
+		}
+	}
+
+	if result == nil {
+		if verr := inv.validator.Validate(t.Declaration(), fc.Args); verr != nil {
+			inv.r.Metrics.toolCall(name, fc.Name, "bad_arguments")
+			var ae *tool.ArgumentError
+			detail := ""
+			if errors.As(verr, &ae) {
+				detail = ae.Detail
+			}
+			m := tool.Error(tool.ReasonBadArguments, false, "Fix the arguments to match the tool's schema and call it again.")
+			m["detail"] = detail
+			res.response = tool.Sanitize(m)
+			return res
+		}
+		out, err := inv.invokeTool(tctx, t, fc.Args)
+		if err != nil {
+			m, cbErr := inv.onToolError(tctx, call, err)
+			if cbErr != nil {
+				res.err = cbErr
+				return res
+			}
+			if m == nil {
+				inv.r.Metrics.toolCall(name, fc.Name, "escalated")
+				res.err = &ToolError{Agent: name, Tool: fc.Name, CallID: fc.ID, Err: err}
+				return res
+			}
+			result = m
+		} else {
+			result = out
+		}
+	}
+	if result == nil {
+		result = map[string]any{}
+	}
+
+	for _, cb := range inv.callbacks.AfterTool {
+		m, err := callSafely("after-tool", func() (map[string]any, error) { return cb(tctx, inv.cc, call, result) })
+		if err != nil {
+			res.err = err
+			return res
+		}
+		if m != nil {
+			result = m
+		}
+	}
+	if tool.IsErrorMap(result) {
+		inv.r.Metrics.toolCall(name, fc.Name, "error_map")
+	} else {
+		inv.r.Metrics.toolCall(name, fc.Name, "ok")
+	}
+	res.response = tool.Sanitize(result)
+	res.actions = tc.Actions()
+	return res
+}
+
+// invokeTool calls t.Run, turning a panic into a *tool.PanicError.
+func (inv *invocation) invokeTool(ctx context.Context, t tool.Tool, args map[string]any) (out map[string]any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			stack := debug.Stack()
+			inv.r.Metrics.toolError(inv.agent.Name, t.Name(), "panic")
+			inv.log.Error().Str("tool", t.Name()).Interface("panic", p).Bytes("stack", stack).Msg("tool panicked")
+			out, err = nil, &tool.PanicError{Tool: t.Name(), Value: p, Stack: stack}
+		}
+	}()
+	out, err = t.Run(ctx, args)
+	if err != nil {
+		inv.r.Metrics.toolError(inv.agent.Name, t.Name(), "error")
+	}
+	return out, err
+}
+
+// onToolError runs the on-tool-error callbacks, plugins first; the first map
+// wins. It returns (nil, nil) when none answers.
+func (inv *invocation) onToolError(ctx context.Context, call *ToolCall, err error) (map[string]any, error) {
+	for _, cb := range inv.callbacks.OnToolError {
+		m, cbErr := callSafely("on-tool-error", func() (map[string]any, error) { return cb(ctx, inv.cc, call, err) })
+		if cbErr != nil {
+			return nil, cbErr
+		}
+		if m != nil {
+			return m, nil
+		}
+	}
+	return nil, nil
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
