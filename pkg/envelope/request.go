@@ -1,0 +1,119 @@
+package envelope
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+
+	"github.com/agentfleet/agentfleet/pkg/agent/model"
+)
+
+// Version is the schema version this package writes and reads.
+const Version = 1
+
+// DefaultMaxSize is the default size limit of a request envelope (1 MiB).
+const DefaultMaxSize = 1 << 20
+
+// Headers set on request messages.
+const (
+	// HeaderMsgID is JetStream's de-duplication header; requests carry the
+	// invocation id in it.
+	HeaderMsgID = "Nats-Msg-Id"
+	// HeaderResume marks a replayed request ("true"): the worker resumes the
+	// invocation from its session events.
+	HeaderResume = "Agent-Resume"
+	// HeaderReplayCount counts how often the request was replayed from the
+	// dead-letter stream.
+	HeaderReplayCount = "Agent-Replay-Count"
+)
+
+// Request is what a producer publishes: one user message for one agent.
+type Request struct {
+	V            int               `json:"v"`
+	InvocationID string            `json:"invocation_id"`
+	Agent        string            `json:"agent"`
+	UserID       string            `json:"user_id"`
+	SessionID    string            `json:"session_id"`
+	Message      *model.Content    `json:"message"`
+	Metadata     map[string]string `json:"metadata,omitempty"`
+}
+
+// idRE is what an id may look like: it becomes a subject token
+// (agent.results.<invocation_id>, agent.requests.<agent>) and a key segment,
+// so no dots, wildcards or white space.
+var idRE = regexp.MustCompile(`^[A-Za-z0-9_\-]{1,128}$`)
+
+// ValidID reports whether s can be used as an invocation id or agent name.
+func ValidID(s string) bool { return idRE.MatchString(s) }
+
+// InvalidError is returned for input that can never be processed: the worker
+// dead-letters it as BAD_INPUT and terminates the message. Reason is short,
+// stable and safe to show.
+type InvalidError struct {
+	Reason string
+}
+
+// Error implements error.
+func (e *InvalidError) Error() string { return "invalid envelope: " + e.Reason }
+
+func invalid(format string, args ...any) error {
+	return &InvalidError{Reason: fmt.Sprintf(format, args...)}
+}
+
+// DecodeRequest decodes and validates a request envelope. maxSize <= 0 means
+// DefaultMaxSize. Every failure is an *InvalidError.
+func DecodeRequest(data []byte, maxSize int) (*Request, error) {
+	if maxSize <= 0 {
+		maxSize = DefaultMaxSize
+	}
+	if len(data) > maxSize {
+		return nil, invalid("request is %d bytes, limit %d", len(data), maxSize)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, invalid("empty request")
+	}
+	var r Request
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, invalid("not a JSON request object")
+	}
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Validate checks a request's version and required fields.
+func (r *Request) Validate() error {
+	switch {
+	case r.V != Version:
+		return invalid("unsupported schema version %d (this worker reads %d)", r.V, Version)
+	case !ValidID(r.InvocationID):
+		return invalid("invocation_id missing or not [A-Za-z0-9_-]{1,128}")
+	case !ValidID(r.Agent):
+		return invalid("agent missing or not [A-Za-z0-9_-]{1,128}")
+	case r.UserID == "" || len(r.UserID) > 256:
+		return invalid("user_id missing or longer than 256 bytes")
+	case r.SessionID == "" || len(r.SessionID) > 256:
+		return invalid("session_id missing or longer than 256 bytes")
+	case r.Message == nil || r.Message.Text() == "":
+		return invalid("message has no text part")
+	}
+	for _, p := range r.Message.Parts {
+		if p == nil || p.FunctionCall != nil || p.FunctionResponse != nil {
+			return invalid("message parts must be text")
+		}
+	}
+	if r.Message.Role != "" && r.Message.Role != model.RoleUser {
+		return invalid("message role must be %q", model.RoleUser)
+	}
+	return nil
+}
+
+// Encode returns the request's JSON, setting V if it is zero.
+func (r *Request) Encode() ([]byte, error) {
+	if r.V == 0 {
+		r.V = Version
+	}
+	return json.Marshal(r)
+}

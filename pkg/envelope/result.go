@@ -1,0 +1,65 @@
+package envelope
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Status is a result's outcome.
+type Status string
+
+// Result statuses (DESIGN.md). Every request ends in exactly one of them.
+const (
+	StatusCompleted    Status = "completed"
+	StatusFailed       Status = "failed"
+	StatusDeadLettered Status = "dead_lettered"
+)
+
+// Result is what a worker publishes to agent.results.<invocation_id>.
+type Result struct {
+	V            int    `json:"v"`
+	InvocationID string `json:"invocation_id"`
+	Status       Status `json:"status"`
+	// Content is the agent's final text (completed), or empty.
+	Content string `json:"content,omitempty"`
+	// ErrorClass is the taxonomy class of the failure, if any.
+	ErrorClass string `json:"error_class,omitempty"`
+	// UserMessage is what to tell the user: for a dead-lettered transient
+	// failure that the request is queued, for CALL_BUDGET that a person will
+	// follow up, for a failure that it was not completed.
+	UserMessage string `json:"user_message,omitempty"`
+	// Truncated is set when the final response hit the output limit.
+	Truncated bool `json:"truncated,omitempty"`
+	// ModelCalls is the number of model calls of the invocation.
+	ModelCalls int `json:"model_calls"`
+	// Attempts is the message's delivery count when it finished.
+	Attempts int `json:"attempts"`
+	// ToolsRun lists the tools that completed, in order.
+	ToolsRun   []string `json:"tools_run,omitempty"`
+	DurationMS int64    `json:"duration_ms"`
+}
+
+// DecodeResult decodes a result envelope.
+func DecodeResult(data []byte) (*Result, error) {
+	var r Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("envelope: decode result: %w", err)
+	}
+	if r.V != Version {
+		return nil, fmt.Errorf("envelope: result schema version %d, want %d", r.V, Version)
+	}
+	switch r.Status {
+	case StatusCompleted, StatusFailed, StatusDeadLettered:
+	default:
+		return nil, fmt.Errorf("envelope: result status %q unknown", r.Status)
+	}
+	return &r, nil
+}
+
+// Encode returns the result's JSON, setting V if it is zero.
+func (r *Result) Encode() ([]byte, error) {
+	if r.V == 0 {
+		r.V = Version
+	}
+	return json.Marshal(r)
+}
