@@ -1,0 +1,95 @@
+package cooldown
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"sync"
+	"time"
+
+	"github.com/agentfleet/agentfleet/pkg/agent/model"
+)
+
+// Model decorates a provider model: it records the outcome of every call in
+// the Store and, while the model's cooldown is open, returns an *OpenError
+// without calling the provider. Place it inside the retry decorator so every
+// provider attempt is recorded. The breaker fails open: if the store cannot
+// be reached the call goes ahead (a broken breaker must not stop the fleet).
+type Model struct {
+	inner       model.Model
+	store       Store
+	cfg         Config
+	isTransient func(error) bool
+	now         func() time.Time
+
+	mu        sync.Mutex
+	until     time.Time
+	checkedAt time.Time
+}
+
+// Wrap returns inner guarded by the breaker. isTransient decides which
+// errors count as failures (the taxonomy's reliability classes).
+func Wrap(inner model.Model, store Store, cfg Config, isTransient func(error) bool) *Model {
+	return &Model{inner: inner, store: store, cfg: cfg.WithDefaults(), isTransient: isTransient, now: time.Now}
+}
+
+// Name implements model.Model.
+func (m *Model) Name() string { return m.inner.Name() }
+
+// GenerateContent implements model.Model.
+func (m *Model) GenerateContent(ctx context.Context, req *model.Request, stream bool) iter.Seq2[*model.Response, error] {
+	if m.cfg.Disabled {
+		return m.inner.GenerateContent(ctx, req, stream)
+	}
+	return func(yield func(*model.Response, error) bool) {
+		if until := m.openUntil(ctx); !until.IsZero() {
+			yield(nil, &OpenError{Model: m.inner.Name(), Until: until})
+			return
+		}
+		var callErr error
+		for resp, err := range m.inner.GenerateContent(ctx, req, stream) {
+			if err != nil {
+				callErr = err
+			}
+			if !yield(resp, err) {
+				break
+			}
+		}
+		if errors.Is(callErr, context.Canceled) || ctx.Err() != nil && callErr == nil {
+			return
+		}
+		until, err := m.store.Record(ctx, m.inner.Name(), callErr != nil && m.isTransient(callErr))
+		if err == nil {
+			m.mu.Lock()
+			m.until, m.checkedAt = until, m.now()
+			m.mu.Unlock()
+		}
+	}
+}
+
+// openUntil returns the end of an open cooldown, asking the store at most
+// once per CheckInterval.
+func (m *Model) openUntil(ctx context.Context) time.Time {
+	now := m.now()
+	m.mu.Lock()
+	if now.Sub(m.checkedAt) < m.cfg.CheckInterval {
+		until := m.until
+		m.mu.Unlock()
+		if now.Before(until) {
+			return until
+		}
+		return time.Time{}
+	}
+	m.mu.Unlock()
+	until, err := m.store.Status(ctx, m.inner.Name())
+	if err != nil {
+		return time.Time{}
+	}
+	m.mu.Lock()
+	m.until, m.checkedAt = until, now
+	m.mu.Unlock()
+	if now.Before(until) {
+		return until
+	}
+	return time.Time{}
+}
