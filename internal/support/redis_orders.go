@@ -1,0 +1,111 @@
+package support
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RefundsKey is the Redis list (under the configured prefix) to which every
+// executed demo refund appends one JSON record
+// {"invocation_id","order_id","amount_cents"}, so anyone can count effects:
+// `redis-cli LRANGE demo:refunds 0 -1`.
+const RefundsKey = "demo:refunds"
+
+// RedisOrders is the demo orders service of the worker: orders come from a
+// fixed catalogue (DemoOrders), refunds are real effects in Redis. A refund
+// checks and books the refundable amount and appends its record in one
+// atomic script, so the list is exactly the set of refunds that happened.
+type RedisOrders struct {
+	c      redis.UniversalClient
+	prefix string
+
+	mu      sync.RWMutex
+	catalog map[string]Order
+}
+
+// NewRedisOrders returns the service with the demo catalogue, keys under
+// prefix ("" in production, so the list is demo:refunds).
+func NewRedisOrders(c redis.UniversalClient, prefix string) *RedisOrders {
+	cat := map[string]Order{}
+	for _, o := range DemoOrders() {
+		o.Status = "delivered"
+		cat[o.ID] = o
+	}
+	return &RedisOrders{c: c, prefix: prefix, catalog: cat}
+}
+
+func (r *RedisOrders) refundedKey() string { return r.prefix + "demo:refunded_cents" }
+
+// RefundsListKey returns the full key of the refunds list.
+func (r *RedisOrders) RefundsListKey() string { return r.prefix + RefundsKey }
+
+// Get implements Orders.
+func (r *RedisOrders) Get(ctx context.Context, orderID string) (Order, error) {
+	r.mu.RLock()
+	o, ok := r.catalog[orderID]
+	r.mu.RUnlock()
+	if !ok {
+		return Order{}, ErrOrderNotFound
+	}
+	refunded, err := r.c.HGet(ctx, r.refundedKey(), orderID).Int()
+	if err != nil && err != redis.Nil {
+		return Order{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	o.RefundedCents = refunded
+	if refunded >= o.TotalCents {
+		o.Status = "refunded"
+	}
+	return o, nil
+}
+
+// KEYS: refunded hash, refunds list. ARGV: order id, amount, total, record.
+var refundScript = redis.NewScript(`
+local done = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+if done + tonumber(ARGV[2]) > tonumber(ARGV[3]) then return 0 end
+redis.call('HINCRBY', KEYS[1], ARGV[1], ARGV[2])
+redis.call('RPUSH', KEYS[2], ARGV[4])
+return 1
+`)
+
+// Refund implements Orders.
+func (r *RedisOrders) Refund(ctx context.Context, rf Refund) error {
+	r.mu.RLock()
+	o, ok := r.catalog[rf.OrderID]
+	r.mu.RUnlock()
+	if !ok {
+		return ErrOrderNotFound
+	}
+	rec, err := json.Marshal(map[string]any{"invocation_id": rf.InvocationID, "order_id": rf.OrderID, "amount_cents": rf.AmountCents})
+	if err != nil {
+		return err
+	}
+	okN, err := refundScript.Run(ctx, r.c, []string{r.refundedKey(), r.RefundsListKey()}, rf.OrderID, rf.AmountCents, o.TotalCents, rec).Int()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	if okN == 0 {
+		return ErrAmountTooLarge
+	}
+	return nil
+}
+
+// Refunds reads every refund record from the list.
+func (r *RedisOrders) Refunds(ctx context.Context) ([]Refund, error) {
+	raw, err := r.c.LRange(ctx, r.RefundsListKey(), 0, -1).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Refund, 0, len(raw))
+	for _, s := range raw {
+		var rf Refund
+		if err := json.Unmarshal([]byte(s), &rf); err != nil {
+			return nil, fmt.Errorf("support: bad refund record %q: %w", s, err)
+		}
+		out = append(out, rf)
+	}
+	return out, nil
+}
