@@ -1,0 +1,111 @@
+package config_test
+
+import (
+	"io"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentfleet/agentfleet/internal/config"
+)
+
+func repoFile(t *testing.T, rel string) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", rel)
+}
+
+func noEnv(string) (string, bool) { return "", false }
+
+// configs/worker.yaml documents every key with its default: loading it must
+// change nothing.
+func TestWorkerYAMLDocumentsTheDefaults(t *testing.T) {
+	got, err := config.LoadWorker([]string{"--config", repoFile(t, "configs/worker.yaml")}, noEnv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := config.DefaultWorker()
+	got.Worker.Name, want.Worker.Name = "", ""
+	want.Embedded.Enabled = true // no NATS URL
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("configs/worker.yaml differs from the defaults:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestPrecedenceFileEnvFlags(t *testing.T) {
+	env := map[string]string{
+		"AGENTFLEET_NATS_URL":             "nats://env:4222",
+		"AGENTFLEET_WORKER_CONCURRENCY":   "3",
+		"AGENTFLEET_MODEL_SIM_FAULTS":     "server=0.4",
+		"AGENTFLEET_WORKER_DRAIN_TIMEOUT": "7s",
+		"AGENTFLEET_COOLDOWN_THRESHOLD":   "0.7",
+	}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	c, err := config.LoadWorker([]string{"--concurrency", "5", "--model", "openai:gpt-4o-mini"}, lookup, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.NATS.URL != "nats://env:4222" || c.Embedded.Enabled {
+		t.Fatalf("env NATS URL not applied: %+v", c.NATS)
+	}
+	if c.Worker.Concurrency != 5 || c.Model.Spec != "openai:gpt-4o-mini" {
+		t.Fatalf("flags must win over env: %d %s", c.Worker.Concurrency, c.Model.Spec)
+	}
+	if c.Model.Sim.Faults != "server=0.4" || c.Worker.DrainTimeout != 7*time.Second || c.Cooldown.Threshold != 0.7 {
+		t.Fatalf("env not applied: %+v %+v", c.Model.Sim, c.Worker)
+	}
+}
+
+func TestValidateRejectsInconsistentConfig(t *testing.T) {
+	env := map[string]string{"AGENTFLEET_IDEMPOTENCY_RETENTION": "24h", "AGENTFLEET_NATS_URL": "nats://x"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	_, err := config.LoadWorker(nil, lookup, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "idempotency.retention") {
+		t.Fatalf("retention shorter than DLQ max age accepted: %v", err)
+	}
+	_, err = config.LoadWorker([]string{"--model", "claude"}, noEnv, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "model.spec") {
+		t.Fatalf("bad model spec accepted: %v", err)
+	}
+	if _, err := config.LoadWorker([]string{"--concurrency", "x"}, noEnv, io.Discard); err == nil {
+		t.Fatal("bad flag accepted")
+	}
+	bad := map[string]string{"AGENTFLEET_WORKER_CONCURRENCY": "many"}
+	if _, err := config.LoadWorker(nil, func(k string) (string, bool) { v, ok := bad[k]; return v, ok }, io.Discard); err == nil {
+		t.Fatal("bad env value accepted")
+	}
+}
+
+func TestUnknownYAMLKeyIsAnError(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "w.yaml")
+	writeFile(t, p, "worker:\n  concurrancy: 4\n")
+	if _, err := config.LoadWorker([]string{"--config", p}, noEnv, io.Discard); err == nil || !strings.Contains(err.Error(), "concurrancy") {
+		t.Fatalf("typo not reported: %v", err)
+	}
+}
+
+func TestRedacted(t *testing.T) {
+	c := config.DefaultWorker()
+	c.Redis.URL = "redis://user:s3cret@10.0.0.1:6379/0"
+	c.Redis.Password = "s3cret"
+	r := c.Redacted()
+	if strings.Contains(r.Redis.URL, "s3cret") || r.Redis.Password == "s3cret" || c.Redis.Password != "s3cret" {
+		t.Fatalf("redaction: %+v (original %+v)", r.Redis, c.Redis)
+	}
+}
+
+func TestEveryKeyHasAnEnvName(t *testing.T) {
+	c := config.DefaultWorker()
+	names := config.EnvNames(&c)
+	for _, want := range []string{"AGENTFLEET_NATS_URL", "AGENTFLEET_REDIS_PASSWORD", "AGENTFLEET_MODEL_RETRY_ATTEMPTS", "AGENTFLEET_COOLDOWN_WINDOW"} {
+		found := false
+		for _, n := range names {
+			found = found || n == want
+		}
+		if !found {
+			t.Fatalf("%s missing from %v", want, names)
+		}
+	}
+}

@@ -1,0 +1,141 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// EnvPrefix starts every environment override. A key's variable is the
+// prefix plus its YAML path in upper case joined by "_", e.g.
+// AGENTFLEET_NATS_URL, AGENTFLEET_WORKER_CONCURRENCY,
+// AGENTFLEET_MODEL_SIM_FAULTS.
+const EnvPrefix = "AGENTFLEET_"
+
+// LoadFile decodes a YAML file over dst (keys it lacks keep dst's values).
+// Unknown keys are an error, so a typo does not silently fall back to a
+// default.
+func LoadFile(path string, dst any) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	dec := yaml.NewDecoder(f)
+	dec.KnownFields(true)
+	if err := dec.Decode(dst); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("config: %s: %w", path, err)
+	}
+	return nil
+}
+
+// ApplyEnv sets every field whose variable lookup returns a value. It
+// returns the names of the variables it used.
+func ApplyEnv(dst any, lookup func(string) (string, bool)) ([]string, error) {
+	var used []string
+	var errs []error
+	walk(reflect.ValueOf(dst).Elem(), nil, func(path []string, v reflect.Value) {
+		name := EnvPrefix + strings.ToUpper(strings.Join(path, "_"))
+		s, ok := lookup(name)
+		if !ok {
+			return
+		}
+		if err := setValue(v, s); err != nil {
+			errs = append(errs, fmt.Errorf("config: %s: %w", name, err))
+			return
+		}
+		used = append(used, name)
+	})
+	return used, errors.Join(errs...)
+}
+
+// EnvNames lists every environment variable that overrides a key of dst.
+func EnvNames(dst any) []string {
+	var out []string
+	walk(reflect.ValueOf(dst).Elem(), nil, func(path []string, _ reflect.Value) {
+		out = append(out, EnvPrefix+strings.ToUpper(strings.Join(path, "_")))
+	})
+	return out
+}
+
+var durationType = reflect.TypeOf(time.Duration(0))
+
+func walk(v reflect.Value, path []string, leaf func([]string, reflect.Value)) {
+	t := v.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := strings.Split(f.Tag.Get("yaml"), ",")[0]
+		if tag == "" || tag == "-" || !f.IsExported() {
+			continue
+		}
+		fv := v.Field(i)
+		p := append(append([]string(nil), path...), tag)
+		if f.Type.Kind() == reflect.Struct && f.Type != durationType {
+			walk(fv, p, leaf)
+			continue
+		}
+		leaf(p, fv)
+	}
+}
+
+func setValue(v reflect.Value, s string) error {
+	if v.Type() == durationType {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return err
+		}
+		v.SetInt(int64(d))
+		return nil
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(s)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return err
+		}
+		v.SetBool(b)
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return err
+		}
+		v.SetInt(n)
+	case reflect.Uint, reflect.Uint32, reflect.Uint64:
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return err
+		}
+		v.SetUint(n)
+	case reflect.Float64, reflect.Float32:
+		n, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return err
+		}
+		v.SetFloat(n)
+	default:
+		return fmt.Errorf("unsupported type %s", v.Type())
+	}
+	return nil
+}
+
+// RedactURL removes a password from a URL's user info.
+func RedactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "REDACTED")
+	}
+	return u.String()
+}

@@ -1,0 +1,232 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/agentfleet/agentfleet/internal/cooldown"
+)
+
+// Worker is the worker's configuration. The yaml tags are the keys of
+// configs/worker.yaml.
+type Worker struct {
+	// NATS connection. An empty URL means embedded mode.
+	NATS NATS `yaml:"nats"`
+	// Embedded runs an in-process nats-server with JetStream and NATS KV
+	// stores, so the worker needs no services. It is on when NATS.URL is
+	// empty.
+	Embedded Embedded `yaml:"embedded"`
+	// Redis holds sessions, idempotency records, locks and the cooldown.
+	// An empty URL means the NATS KV stores are used instead.
+	Redis Redis `yaml:"redis"`
+	// Streams names the JetStream streams and consumers.
+	Streams Streams `yaml:"streams"`
+	// Worker tunes consumption.
+	Worker Consume `yaml:"worker"`
+	// Model chooses and tunes the model.
+	Model Model `yaml:"model"`
+	// Idempotency tunes tool-effect records.
+	Idempotency Idempotency `yaml:"idempotency"`
+	// Cooldown is the fleet-wide per-model breaker.
+	Cooldown cooldown.Config `yaml:"cooldown"`
+	// MetricsAddr serves /metrics, /healthz and /readyz ("" disables).
+	MetricsAddr string `yaml:"metrics_addr"`
+	// LogLevel is debug, info, warn or error.
+	LogLevel string `yaml:"log_level"`
+}
+
+// NATS is how to reach the NATS server.
+type NATS struct {
+	URL       string `yaml:"url"`
+	CredsFile string `yaml:"creds_file"`
+	NKeyFile  string `yaml:"nkey_file"`
+	TLS       TLS    `yaml:"tls"`
+}
+
+// TLS names certificate files. Empty fields are not used.
+type TLS struct {
+	CAFile   string `yaml:"ca_file"`
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
+	// Enabled turns TLS on with the system roots when no file is named.
+	Enabled bool `yaml:"enabled"`
+}
+
+// Embedded configures the in-process NATS server.
+type Embedded struct {
+	Enabled bool   `yaml:"enabled"`
+	DataDir string `yaml:"data_dir"`
+	// Port of the embedded server (-1 picks a free one; 0 means 4223 so that
+	// producer and replayer commands on the same machine can reach it).
+	Port int `yaml:"port"`
+}
+
+// Redis is how to reach Redis.
+type Redis struct {
+	URL      string `yaml:"url"`
+	Username string `yaml:"username"`
+	Password string `yaml:"password"`
+	TLS      TLS    `yaml:"tls"`
+	// Prefix is put before every key the fleet writes (default "af:"). The
+	// demo refunds list is not prefixed: it is demo:refunds.
+	Prefix string `yaml:"prefix"`
+}
+
+// Streams names streams and consumers and their limits.
+type Streams struct {
+	Requests        string        `yaml:"requests"`
+	Results         string        `yaml:"results"`
+	DLQ             string        `yaml:"dlq"`
+	Consumer        string        `yaml:"consumer"`
+	DuplicateWindow time.Duration `yaml:"duplicate_window"`
+	ResultsMaxAge   time.Duration `yaml:"results_max_age"`
+	DLQMaxAge       time.Duration `yaml:"dlq_max_age"`
+	Replicas        int           `yaml:"replicas"`
+	AckWait         time.Duration `yaml:"ack_wait"`
+	MaxRequestBytes int           `yaml:"max_request_bytes"`
+}
+
+// Consume tunes how a worker takes work.
+type Consume struct {
+	// Name identifies this worker in logs and DLQ entries (default
+	// hostname-pid).
+	Name string `yaml:"name"`
+	// Concurrency is the number of invocations run at once (default 8).
+	Concurrency int `yaml:"concurrency"`
+	// MaxDeliveries: a message delivered more often is dead-lettered
+	// (default 5).
+	MaxDeliveries int `yaml:"max_deliveries"`
+	// DrainTimeout is how long in-flight invocations may finish on SIGTERM
+	// before they are stopped at a step boundary and Nak'ed (default 25s).
+	DrainTimeout time.Duration `yaml:"drain_timeout"`
+	// BusyDelay is the NakWithDelay when the session is busy (default 2s).
+	BusyDelay time.Duration `yaml:"busy_delay"`
+	// InfraBackoffMax caps the NakWithDelay when the worker's own stores
+	// are down (default 30s; it starts at 1s and doubles per delivery).
+	InfraBackoffMax time.Duration `yaml:"infra_backoff_max"`
+	// SessionLease is the session lock lease, renewed while running
+	// (default 2m).
+	SessionLease time.Duration `yaml:"session_lease"`
+}
+
+// Model chooses the model: "sim" (simulated, for demos), "gemini:<model>"
+// (GEMINI_API_KEY or GOOGLE_API_KEY) or "openai:<model>" (OPENAI_API_KEY).
+type Model struct {
+	Spec          string `yaml:"spec"`
+	OpenAIBaseURL string `yaml:"openai_base_url"`
+	GeminiBaseURL string `yaml:"gemini_base_url"`
+	// MaxModelCalls is the per-invocation budget (default 12 for the
+	// support agent; 0 here means that default).
+	MaxModelCalls int   `yaml:"max_model_calls"`
+	Retry         Retry `yaml:"retry"`
+	Sim           Sim   `yaml:"sim"`
+}
+
+// Retry tunes the retry decorator (see pkg/retry).
+type Retry struct {
+	Attempts         int           `yaml:"attempts"`
+	Initial          time.Duration `yaml:"initial"`
+	Max              time.Duration `yaml:"max"`
+	HintCap          time.Duration `yaml:"hint_cap"`
+	CountEachAttempt bool          `yaml:"count_each_attempt"`
+}
+
+// Sim tunes the SIMULATED provider (demos, load and chaos runs only).
+type Sim struct {
+	Latency time.Duration `yaml:"latency"`
+	// Faults is a spec like "rate_limited=0.2,server=0.2".
+	Faults string `yaml:"faults"`
+	Seed   uint64 `yaml:"seed"`
+}
+
+// Idempotency tunes tool-effect records.
+type Idempotency struct {
+	// Retention of completed records (default 14d); must be at least the
+	// DLQ's max age so a replay never repeats an effect.
+	Retention time.Duration `yaml:"retention"`
+	Lease     time.Duration `yaml:"lease"`
+}
+
+// DefaultWorker returns the documented defaults.
+func DefaultWorker() Worker {
+	host, _ := os.Hostname()
+	return Worker{
+		Embedded: Embedded{DataDir: ".data/agentfleet", Port: 4223},
+		Redis:    Redis{Prefix: "af:"},
+		Streams: Streams{
+			Requests: "AGENT_REQUESTS", Results: "AGENT_RESULTS", DLQ: "AGENT_DLQ", Consumer: "workers",
+			DuplicateWindow: 10 * time.Minute, ResultsMaxAge: 24 * time.Hour, DLQMaxAge: 14 * 24 * time.Hour,
+			Replicas: 1, AckWait: 60 * time.Second, MaxRequestBytes: 1 << 20,
+		},
+		Worker: Consume{
+			Name: fmt.Sprintf("%s-%d", host, os.Getpid()), Concurrency: 8, MaxDeliveries: 5,
+			DrainTimeout: 25 * time.Second, BusyDelay: 2 * time.Second, InfraBackoffMax: 30 * time.Second,
+			SessionLease: 2 * time.Minute,
+		},
+		Model: Model{Spec: "sim", MaxModelCalls: 12,
+			Retry: Retry{Attempts: 3, Initial: 500 * time.Millisecond, Max: 8 * time.Second, HintCap: 30 * time.Second},
+			Sim:   Sim{Latency: 20 * time.Millisecond, Seed: 1}},
+		Idempotency: Idempotency{Retention: 14 * 24 * time.Hour, Lease: 30 * time.Second},
+		Cooldown:    cooldown.Config{}.WithDefaults(),
+		MetricsAddr: ":9090",
+		LogLevel:    "info",
+	}
+}
+
+// Validate reports an inconsistent configuration with every problem listed.
+func (c Worker) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.NATS.URL == "" && !c.Embedded.Enabled {
+		add("nats.url is empty and embedded mode is off")
+	}
+	if c.Worker.Concurrency < 1 {
+		add("worker.concurrency must be at least 1")
+	}
+	if c.Worker.MaxDeliveries < 1 {
+		add("worker.max_deliveries must be at least 1")
+	}
+	if c.Streams.AckWait < 3*time.Second {
+		add("streams.ack_wait %v is too short for InProgress heartbeats (min 3s)", c.Streams.AckWait)
+	}
+	if c.Idempotency.Retention < c.Streams.DLQMaxAge {
+		add("idempotency.retention %v is shorter than streams.dlq_max_age %v: a replay of an old dead letter could repeat a refund", c.Idempotency.Retention, c.Streams.DLQMaxAge)
+	}
+	if c.Idempotency.Lease <= 0 || c.Worker.SessionLease <= 0 {
+		add("idempotency.lease and worker.session_lease must be positive")
+	}
+	spec := c.Model.Spec
+	switch {
+	case spec == "sim":
+	case strings.HasPrefix(spec, "gemini:") && len(spec) > len("gemini:"):
+	case strings.HasPrefix(spec, "openai:") && len(spec) > len("openai:"):
+	default:
+		add("model.spec %q: want sim, gemini:<model> or openai:<model>", spec)
+	}
+	if err := c.Cooldown.WithDefaults().Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		add("log_level %q: want debug, info, warn or error", c.LogLevel)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("config: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// Redacted returns a copy with passwords removed from fields and URLs, for
+// logging.
+func (c Worker) Redacted() Worker {
+	if c.Redis.Password != "" {
+		c.Redis.Password = "REDACTED"
+	}
+	c.Redis.URL = RedactURL(c.Redis.URL)
+	c.NATS.URL = RedactURL(c.NATS.URL)
+	return c
+}
