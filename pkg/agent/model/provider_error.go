@@ -35,6 +35,9 @@ type ProviderError struct {
 
 // Error implements error.
 func (e *ProviderError) Error() string {
+	if e == nil {
+		return "<nil *model.ProviderError>"
+	}
 	s := fmt.Sprintf("%s: model call failed", e.Provider)
 	if e.StatusCode != 0 {
 		s += fmt.Sprintf(": HTTP %d", e.StatusCode)
@@ -49,8 +52,18 @@ func (e *ProviderError) Error() string {
 }
 
 // Unwrap returns the underlying error.
-func (e *ProviderError) Unwrap() error { return e.Err }
+func (e *ProviderError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // HTTPStatusCode returns the HTTP status (0 if none). Classifiers match the
 // interface{ HTTPStatusCode() int } so other error types can opt in.
-func (e *ProviderError) HTTPStatusCode() int { return e.StatusCode }
+func (e *ProviderError) HTTPStatusCode() int {
+	if e == nil {
+		return 0
+	}
+	return e.StatusCode
+}
