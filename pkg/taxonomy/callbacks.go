@@ -1,0 +1,223 @@
+package taxonomy
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/rs/zerolog"
+
+	"github.com/agentfleet/agentfleet/pkg/agent"
+	"github.com/agentfleet/agentfleet/pkg/agent/model"
+	"github.com/agentfleet/agentfleet/pkg/agent/tool"
+)
+
+// Session state keys written by AfterModel and OnModelError. Session state
+// outlives the invocation, so StateErrorInvocation tells a reader whether
+// the recorded failure belongs to the invocation it is looking at.
+const (
+	// StateErrorClass holds the class of the last classified failure.
+	StateErrorClass = "llm_error_class"
+	// StateErrorChannel holds its channel (thrown|in_band).
+	StateErrorChannel = "llm_error_channel"
+	// StateErrorInvocation holds the invocation id it happened in.
+	StateErrorInvocation = "llm_error_invocation"
+	// StateDegraded is true when OnModelError answered with a degraded
+	// message instead of escalating (the worker dead-letters such an
+	// invocation even though it ended with a final response).
+	StateDegraded = "llm_degraded"
+	// StateTruncated is the flag AfterModel sets for TRUNCATED, the class
+	// whose policy row has Flag (see FlagStateKey).
+	StateTruncated = "llm_truncated"
+)
+
+// FlagStateKey returns the state key AfterModel sets to true for a class
+// whose policy says Flag: "llm_" + the lower-case class name.
+func FlagStateKey(c Class) string { return "llm_" + strings.ToLower(string(c)) }
+
+// DefaultRefusal is the text substituted for PROMPT_BLOCKED and
+// OUTPUT_BLOCKED responses.
+const DefaultRefusal = "I can't help with that request. A person can follow up if needed."
+
+// CallbackOptions configures AfterModel and OnModelError. The zero value
+// works: no metrics, no logging, default texts.
+type CallbackOptions struct {
+	// Model labels metrics and logs. When empty, OnModelError uses the
+	// request's model and AfterModel the response's ModelVersion.
+	Model string
+	// Metrics receives failure counts; nil records nothing.
+	Metrics *Metrics
+	// Logger receives one line per failure, with the raw message (page
+	// classes at error level, others at warn). The zero value logs nothing.
+	Logger zerolog.Logger
+	// Refusal replaces blocked responses; empty means DefaultRefusal.
+	Refusal string
+	// DescribeTool names one completed tool call in the degraded message
+	// (e.g. "your refund for order A-1042"). Nil means DefaultDescribeTool.
+	DescribeTool func(agent.CompletedTool) string
+	// DegradedMessage builds the whole degraded message from the tool
+	// calls that completed successfully in this invocation. Nil means
+	// DefaultDegradedMessage with DescribeTool.
+	DegradedMessage func(completed []agent.CompletedTool) string
+}
+
+// AfterModel returns an after-model callback that classifies every
+// response in band and, for a failure: records it (session state
+// StateErrorClass/Channel/Invocation, the failure counter, a log line with
+// the raw message); replaces it with a short refusal when the class's
+// policy says Refuse (PROMPT_BLOCKED, OUTPUT_BLOCKED); sets FlagStateKey
+// when the policy says Flag (TRUNCATED) and otherwise leaves the response
+// alone. Healthy responses pass untouched and record nothing.
+func AfterModel(opts CallbackOptions) agent.AfterModelCallback {
+	return func(ctx context.Context, cc *agent.CallbackContext, resp *model.Response) (*model.Response, error) {
+		name := opts.Model
+		if name == "" && resp != nil {
+			name = resp.ModelVersion
+		}
+		f, failed := FailureFromResponse(name, resp)
+		if !failed {
+			return nil, nil
+		}
+		opts.record(cc, f)
+		p := f.Policy()
+		if p.Flag && cc != nil {
+			cc.SetState(FlagStateKey(f.Class), true)
+		}
+		if p.Refuse {
+			text := opts.Refusal
+			if text == "" {
+				text = DefaultRefusal
+			}
+			return TextResponse(text), nil
+		}
+		return nil, nil
+	}
+}
+
+// OnModelError returns an on-model-error callback. It ignores cancellation
+// (returns nil: not a failure). Otherwise it classifies the error, records
+// it like AfterModel, and, when the class's policy says Degrade (the
+// transient classes, whose retries the decorator has already spent),
+// answers with an honest degraded message that names the tool calls that
+// already completed in this invocation, and sets StateDegraded. For every
+// other class (AUTH, NOT_FOUND, BAD_REQUEST, QUOTA_EXHAUSTED, CALL_BUDGET,
+// UNKNOWN) it returns nil so the error escalates to the caller: a friendly
+// message for a revoked key would turn a page into silence.
+func OnModelError(opts CallbackOptions) agent.OnModelErrorCallback {
+	return func(ctx context.Context, cc *agent.CallbackContext, req *model.Request, err error) (*model.Response, error) {
+		if err == nil || IsCanceled(err) {
+			return nil, nil
+		}
+		name := opts.Model
+		if name == "" && req != nil {
+			name = req.Model
+		}
+		f := FailureFromError(name, err)
+		opts.record(cc, f)
+		if !f.Policy().Degrade {
+			return nil, nil
+		}
+		var done []agent.CompletedTool
+		if cc != nil {
+			for _, t := range cc.CompletedTools() {
+				if t.Succeeded() {
+					done = append(done, t)
+				}
+			}
+			cc.SetState(StateDegraded, true)
+		}
+		msg := opts.DegradedMessage
+		if msg == nil {
+			describe := opts.DescribeTool
+			if describe == nil {
+				describe = DefaultDescribeTool
+			}
+			msg = func(c []agent.CompletedTool) string { return DefaultDegradedMessage(c, describe) }
+		}
+		return TextResponse(msg(done)), nil
+	}
+}
+
+func (opts CallbackOptions) record(cc *agent.CallbackContext, f Failure) {
+	if cc != nil {
+		cc.SetState(StateErrorClass, string(f.Class))
+		cc.SetState(StateErrorChannel, string(f.Channel))
+		cc.SetState(StateErrorInvocation, cc.InvocationID())
+	}
+	opts.Metrics.Failure(f)
+	p := f.Policy()
+	ev := opts.Logger.Warn()
+	if p.Page {
+		ev = opts.Logger.Error()
+	}
+	if cc != nil {
+		ev = ev.Str("invocation_id", cc.InvocationID()).Str("agent", cc.AgentName())
+	}
+	ev.Str("class", string(f.Class)).Str("channel", string(f.Channel)).
+		Str("model", f.Model).Str("code", f.Code).Str("view", string(p.View)).
+		Bool("page", p.Page).Str("raw", f.Raw).Msg("llm error")
+}
+
+// TextResponse returns a complete model turn with one text part (finish
+// reason STOP), the shape of a substituted response.
+func TextResponse(text string) *model.Response {
+	return &model.Response{
+		Content:      model.NewTextContent(model.RoleModel, text),
+		FinishReason: model.FinishReasonStop,
+		TurnComplete: true,
+	}
+}
+
+// DefaultDegradedMessage is the degraded message for a transient failure
+// after retries. It never claims that nothing happened when tools already
+// completed: each completed tool call is named with describe.
+func DefaultDegradedMessage(completed []agent.CompletedTool, describe func(agent.CompletedTool) string) string {
+	if len(completed) == 0 {
+		return "Your request was not completed because the assistant service is unavailable right now. " +
+			"Please try again in a few minutes."
+	}
+	names := make([]string, 0, len(completed))
+	for _, t := range completed {
+		names = append(names, describe(t))
+	}
+	var done string
+	switch len(names) {
+	case 1:
+		done = names[0] + " was completed"
+	default:
+		done = strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] + " were completed"
+	}
+	return upperFirst(done) + ", but I could not finish the rest of your request because the assistant " +
+		"service is unavailable right now. Please try again in a few minutes."
+}
+
+// DefaultDescribeTool names a completed tool call by its name and
+// arguments, e.g. "refund_order (order_id=A-1042)", sanitised and capped
+// like a tool error string.
+func DefaultDescribeTool(t agent.CompletedTool) string {
+	keys := make([]string, 0, len(t.Args))
+	for k := range t.Args {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	args := make([]string, 0, len(keys))
+	for _, k := range keys {
+		args = append(args, fmt.Sprintf("%s=%v", k, t.Args[k]))
+	}
+	s := "the step " + t.Name
+	if len(args) > 0 {
+		s += " (" + strings.Join(args, ", ") + ")"
+	}
+	return tool.SanitizeString(s)
+}
+
+func upperFirst(s string) string {
+	r, size := utf8.DecodeRuneInString(s)
+	if size == 0 {
+		return s
+	}
+	return string(unicode.ToUpper(r)) + s[size:]
+}

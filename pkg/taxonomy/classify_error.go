@@ -1,0 +1,312 @@
+package taxonomy
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"syscall"
+
+	"github.com/openai/openai-go/v3"
+	"google.golang.org/genai"
+
+	"github.com/agentfleet/agentfleet/pkg/agent/model"
+)
+
+// StatusCoder is implemented by errors that carry an HTTP status
+// (model.ProviderError does); ClassifyError maps the status of any such
+// error in the chain.
+type StatusCoder interface {
+	HTTPStatusCode() int
+}
+
+// Detail type URLs of the google.rpc error details the classifiers read.
+const (
+	// TypeQuotaFailure is google.rpc.QuotaFailure: which quota was spent.
+	TypeQuotaFailure = "type.googleapis.com/google.rpc.QuotaFailure"
+	// TypeRetryInfo is google.rpc.RetryInfo: how long to wait.
+	TypeRetryInfo = "type.googleapis.com/google.rpc.RetryInfo"
+)
+
+// OpenAICodeInsufficientQuota is the OpenAI error code for a spent quota or
+// billing limit (HTTP 429 that waiting does not fix).
+const OpenAICodeInsufficientQuota = "insufficient_quota"
+
+// ClassifyError classifies the error that ended a model call (the thrown
+// channel). It walks the whole cause chain (errors.As, including joined
+// errors) and checks types most specific first:
+//
+//  1. cancellation (context.Canceled) → Canceled, which is not a failure
+//     class: a cancelled call is the caller's decision, not a fault, and no
+//     other cause in the chain matters once the caller gave up. Callers
+//     handling failures check IsCanceled (or compare with Canceled) first.
+//  2. *model.CallBudgetError → CallBudget.
+//  3. provider errors with an HTTP status: genai.APIError (value or
+//     pointer), *openai.Error, *model.ProviderError, then any StatusCoder;
+//     see ClassifyHTTPStatus. A 429 whose structured details say a quota is
+//     spent is QuotaExhausted. A provider error without a status (0) does
+//     not decide; the walk continues with its causes.
+//  4. timeouts: context.DeadlineExceeded, os.ErrDeadlineExceeded, any
+//     error in the chain whose Timeout() reports true → Timeout.
+//  5. connection failures: ECONNRESET, ECONNREFUSED, ECONNABORTED, EPIPE,
+//     io.ErrUnexpectedEOF, net.ErrClosed, *net.OpError, *net.DNSError,
+//     *url.Error → Transport.
+//  6. anything else, and nil → Unknown.
+//
+// Message text is never inspected. ClassifyError never panics: an error
+// chain whose methods panic (a typed nil *model.ProviderError, whose Unwrap
+// dereferences its receiver) is classified Unknown.
+func ClassifyError(err error) (c Class) {
+	defer func() {
+		if recover() != nil {
+			c = Unknown
+		}
+	}()
+	if err == nil {
+		return Unknown
+	}
+	if IsCanceled(err) {
+		return Canceled
+	}
+	if errors.Is(err, model.ErrCallBudgetExceeded) {
+		return CallBudget
+	}
+	var budgetErr *model.CallBudgetError
+	if errors.As(err, &budgetErr) {
+		return CallBudget
+	}
+	if c, _, ok := classifyProvider(err); ok {
+		return c
+	}
+	if isTimeout(err) {
+		return Timeout
+	}
+	if isTransport(err) {
+		return Transport
+	}
+	return Unknown
+}
+
+// IsCanceled reports whether err was caused by cancellation
+// (context.Canceled anywhere in its chain). A cancelled call is not a
+// failure: do not count, retry, degrade or dead-letter it.
+func IsCanceled(err error) (canceled bool) {
+	defer func() {
+		if recover() != nil {
+			canceled = false
+		}
+	}()
+	return err != nil && errors.Is(err, context.Canceled)
+}
+
+// classifyProvider maps the first provider error with a status found in
+// err's chain, most specific type first. It also returns the status (0 when
+// the class came from a flag without one).
+func classifyProvider(err error) (Class, int, bool) {
+	var gv genai.APIError
+	if errors.As(err, &gv) && gv.Code != 0 {
+		return classifyStatus(gv.Code, geminiQuotaSpent(gv.Details)), gv.Code, true
+	}
+	var gp *genai.APIError
+	if errors.As(err, &gp) && gp != nil && gp.Code != 0 {
+		return classifyStatus(gp.Code, geminiQuotaSpent(gp.Details)), gp.Code, true
+	}
+	var oe *openai.Error
+	if errors.As(err, &oe) && oe != nil {
+		status := oe.StatusCode
+		if status == 0 && oe.Response != nil {
+			status = oe.Response.StatusCode
+		}
+		spent := oe.Code == OpenAICodeInsufficientQuota || oe.Type == OpenAICodeInsufficientQuota
+		if status != 0 {
+			return classifyStatus(status, spent), status, true
+		}
+		if spent {
+			return QuotaExhausted, 0, true
+		}
+	}
+	var pe *model.ProviderError
+	if errors.As(err, &pe) && pe != nil {
+		// The flag is the adapter's explicit statement that a quota is
+		// spent, so it wins whatever the status.
+		if pe.QuotaExhausted {
+			return QuotaExhausted, pe.StatusCode, true
+		}
+		if pe.StatusCode != 0 {
+			return classifyStatus(pe.StatusCode, false), pe.StatusCode, true
+		}
+	}
+	var sc StatusCoder
+	if errors.As(err, &sc) {
+		if code := safeStatus(sc); code != 0 {
+			return classifyStatus(code, false), code, true
+		}
+	}
+	return "", 0, false
+}
+
+// safeStatus calls HTTPStatusCode, treating a panicking implementation (a
+// nil receiver, say) as "no status".
+func safeStatus(sc StatusCoder) (code int) {
+	defer func() {
+		if recover() != nil {
+			code = 0
+		}
+	}()
+	return sc.HTTPStatusCode()
+}
+
+// ClassifyHTTPStatus maps an HTTP status to a class: 400/413 BAD_REQUEST,
+// 401/403 AUTH, 404 NOT_FOUND, 408/504 TIMEOUT, 429 RATE_LIMITED (or
+// QUOTA_EXHAUSTED when quotaSpent), 409/500/502/503/529 and any other 5xx
+// SERVER; anything else UNKNOWN.
+func ClassifyHTTPStatus(status int, quotaSpent bool) Class {
+	return classifyStatus(status, quotaSpent)
+}
+
+func classifyStatus(status int, quotaSpent bool) Class {
+	switch status {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+		return BadRequest
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return Auth
+	case http.StatusNotFound:
+		return NotFound
+	case http.StatusRequestTimeout, http.StatusGatewayTimeout:
+		return Timeout
+	case http.StatusTooManyRequests:
+		if quotaSpent {
+			return QuotaExhausted
+		}
+		return RateLimited
+	case http.StatusConflict, 529:
+		return Server
+	}
+	if status >= 500 && status < 600 {
+		return Server
+	}
+	return Unknown
+}
+
+// geminiQuotaSpent reports whether Gemini error details hold a
+// google.rpc.QuotaFailure whose violated quota is a long-window one (per
+// day or per month): a quota that waiting seconds does not refill. A
+// per-minute violation is ordinary rate limiting.
+func geminiQuotaSpent(details []map[string]any) bool {
+	for _, d := range details {
+		if t, _ := d["@type"].(string); t != TypeQuotaFailure {
+			continue
+		}
+		violations, _ := d["violations"].([]any)
+		for _, v := range violations {
+			vm, ok := v.(map[string]any)
+			if !ok {
+				continue
+			}
+			for _, field := range []string{"quotaId", "quotaMetric", "quota_id", "quota_metric"} {
+				if s, ok := vm[field].(string); ok && longWindowQuota(s) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// longWindowQuota reports whether a quota id or metric names a daily or
+// monthly window ("GenerateRequestsPerDayPerProjectPerModel-FreeTier",
+// "requests_per_day"). These are structured identifiers, not messages.
+func longWindowQuota(id string) bool {
+	s := strings.ToLower(id)
+	s = strings.NewReplacer("_", "", "-", "", " ", "", ".", "").Replace(s)
+	return strings.Contains(s, "perday") || strings.Contains(s, "permonth") || strings.Contains(s, "daily")
+}
+
+// maxChainNodes bounds the chain walk (guards against pathological Unwrap
+// implementations).
+const maxChainNodes = 1000
+
+// walkChain calls visit on err and every error it wraps (single and
+// multiple Unwrap), depth first, until visit returns true. It reports
+// whether visit did.
+func walkChain(err error, visit func(error) bool) bool {
+	stack := []error{err}
+	for n := 0; len(stack) > 0 && n < maxChainNodes; n++ {
+		e := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if e == nil {
+			continue
+		}
+		if visit(e) {
+			return true
+		}
+		switch u := e.(type) {
+		case interface{ Unwrap() error }:
+			stack = append(stack, safeUnwrap(u))
+		case interface{ Unwrap() []error }:
+			errs := safeUnwrapMulti(u)
+			for i := len(errs) - 1; i >= 0; i-- {
+				stack = append(stack, errs[i])
+			}
+		}
+	}
+	return false
+}
+
+func safeUnwrap(u interface{ Unwrap() error }) (e error) {
+	defer func() {
+		if recover() != nil {
+			e = nil
+		}
+	}()
+	return u.Unwrap()
+}
+
+func safeUnwrapMulti(u interface{ Unwrap() []error }) (e []error) {
+	defer func() {
+		if recover() != nil {
+			e = nil
+		}
+	}()
+	return u.Unwrap()
+}
+
+type timeouter interface{ Timeout() bool }
+
+func isTimeout(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
+		return true
+	}
+	return walkChain(err, func(e error) bool {
+		t, ok := e.(timeouter)
+		return ok && safeTimeout(t)
+	})
+}
+
+func safeTimeout(t timeouter) (b bool) {
+	defer func() {
+		if recover() != nil {
+			b = false
+		}
+	}()
+	return t.Timeout()
+}
+
+func isTransport(err error) bool {
+	for _, target := range []error{
+		syscall.ECONNRESET, syscall.ECONNREFUSED, syscall.ECONNABORTED, syscall.EPIPE,
+		io.ErrUnexpectedEOF, net.ErrClosed,
+	} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	var opErr *net.OpError
+	var dnsErr *net.DNSError
+	var urlErr *url.Error
+	return errors.As(err, &opErr) || errors.As(err, &dnsErr) || errors.As(err, &urlErr)
+}
