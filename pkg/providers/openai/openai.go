@@ -1,0 +1,541 @@
+// Package openai adapts OpenAI-compatible chat completion APIs (OpenAI,
+// Ollama, vLLM, and others that speak POST /chat/completions) to the
+// model.Model contract, through the official SDK
+// github.com/openai/openai-go/v3.
+//
+// One GenerateContent call is one HTTP request: the SDK's retries are off
+// (option.WithMaxRetries(0)); retrying belongs to the model decorator above.
+//
+// Conventions this adapter follows, so that pkg/taxonomy can classify its
+// responses the same way as Gemini's (finish reason first, error code only
+// when it says more):
+//
+//   - finish_reason "stop", "tool_calls" and "function_call" map to STOP
+//     (function calls travel in the content), "length" to MAX_TOKENS,
+//     "content_filter" to SAFETY; an unknown finish reason is kept verbatim.
+//   - a choice with no usable content that did not stop normally also sets
+//     ErrorCode to the mapped finish reason and ErrorMessage to the raw
+//     finish_reason (OpenAI sends no finish message), as ADK does for Gemini.
+//   - a refusal (message.refusal) is a SAFETY stop: FinishReason and
+//     ErrorCode SAFETY, the refusal text in ErrorMessage.
+//   - tool-call arguments that are not a JSON object make the response a
+//     MALFORMED_FUNCTION_CALL (FinishReason and ErrorCode), with the raw
+//     arguments text in ErrorMessage and no function calls in the content.
+//   - no choice at all is ErrorCode model.ErrorCodeUnknown.
+//
+// Thrown errors: an HTTP error status is the SDK's *openai.Error, wrapped
+// with %w (also for a proxy's HTML error page). If the SDK cannot decode the
+// body's "error" member (a server answering {"error": "text"}), the status
+// and text are kept in a *model.ProviderError wrapping the SDK's error. An
+// error event inside a stream is a *model.ProviderError (no HTTP status:
+// the stream had answered 200) wrapping the SDK's *ssestream.StreamError.
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/openai/openai-go/v3/shared"
+	"github.com/tidwall/gjson"
+
+	"github.com/agentfleet/agentfleet/pkg/agent/model"
+)
+
+// ProviderName is the provider label used in errors and logs.
+const ProviderName = "openai"
+
+// DefaultBaseURL is the OpenAI endpoint used when Config.BaseURL is empty.
+// It is set explicitly so that OPENAI_BASE_URL in the environment never
+// redirects a worker silently.
+const DefaultBaseURL = "https://api.openai.com/v1/"
+
+// Config configures an OpenAI-compatible chat model.
+type Config struct {
+	// APIKey is sent as a bearer token. Required for api.openai.com; local
+	// servers (Ollama, vLLM) usually accept any value or none.
+	APIKey string
+	// Model is the model name, e.g. "gpt-4.1-mini" or "llama3.1:8b".
+	// Required. A Request.Model, when set, overrides it for that call.
+	Model string
+	// BaseURL is the API root including the version segment, e.g.
+	// "http://localhost:11434/v1/" for Ollama or "http://vllm:8000/v1/".
+	// DefaultBaseURL when empty.
+	BaseURL string
+	// HTTPClient is the client the SDK uses; the SDK's default when nil.
+	HTTPClient *http.Client
+	// Headers are extra HTTP headers sent with every request.
+	Headers http.Header
+	// LegacyMaxTokens sends GenerateConfig.MaxOutputTokens as "max_tokens"
+	// instead of "max_completion_tokens", for servers that only know the
+	// old field.
+	LegacyMaxTokens bool
+	// DisableStreamUsage stops asking for usage in streams
+	// (stream_options.include_usage), for servers that reject the option.
+	DisableStreamUsage bool
+}
+
+// WithDefaults returns a copy of c with empty optional fields set.
+func (c Config) WithDefaults() Config {
+	if c.BaseURL == "" {
+		c.BaseURL = DefaultBaseURL
+	}
+	return c
+}
+
+// Validate reports the first problem with c (after WithDefaults).
+func (c Config) Validate() error {
+	if strings.TrimSpace(c.Model) == "" {
+		return errors.New("openai: config: Model is required")
+	}
+	u, err := url.Parse(c.BaseURL)
+	if err != nil {
+		return fmt.Errorf("openai: config: BaseURL: %w", err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("openai: config: BaseURL %q must be an absolute http(s) URL", c.BaseURL)
+	}
+	if u.Hostname() == "api.openai.com" && strings.TrimSpace(c.APIKey) == "" {
+		return errors.New("openai: config: APIKey is required for api.openai.com")
+	}
+	return nil
+}
+
+// Model is an OpenAI-compatible chat model. It implements model.Model and is
+// safe for concurrent use.
+type Model struct {
+	cfg    Config
+	client openai.Client
+}
+
+var _ model.Model = (*Model)(nil)
+
+// New builds a model from cfg (defaults applied, then validated).
+func New(cfg Config) (*Model, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	opts := []option.RequestOption{
+		option.WithBaseURL(cfg.BaseURL),
+		// Always set, even when empty, so OPENAI_API_KEY in the environment
+		// is never sent to a configured local server.
+		option.WithAPIKey(cfg.APIKey),
+		option.WithMaxRetries(0),
+	}
+	if cfg.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	}
+	for k, vs := range cfg.Headers {
+		for _, v := range vs {
+			opts = append(opts, option.WithHeaderAdd(k, v))
+		}
+	}
+	return &Model{cfg: cfg, client: openai.NewClient(opts...)}, nil
+}
+
+// Name returns the configured model name.
+func (m *Model) Name() string { return m.cfg.Model }
+
+// GenerateContent makes one chat completion call: one HTTP request, no SDK
+// retries. Without streaming it yields one response or one error; with
+// streaming it yields partial text responses and then the complete
+// response, or an error (possibly after partials).
+func (m *Model) GenerateContent(ctx context.Context, req *model.Request, stream bool) iter.Seq2[*model.Response, error] {
+	name := m.cfg.Model
+	if req != nil && req.Model != "" {
+		name = req.Model
+	}
+	params, err := ToParams(req, name, m.cfg.LegacyMaxTokens)
+	if err != nil {
+		return model.Single(nil, fmt.Errorf("openai: build request (model %s): %w", name, err))
+	}
+	if stream {
+		if !m.cfg.DisableStreamUsage {
+			params.StreamOptions.IncludeUsage = openai.Bool(true)
+		}
+		return m.stream(ctx, name, params)
+	}
+	return func(yield func(*model.Response, error) bool) {
+		var httpResp *http.Response
+		cc, err := m.client.Chat.Completions.New(ctx, params, option.WithResponseInto(&httpResp))
+		if err != nil {
+			yield(nil, wrapError(name, err, httpResp))
+			return
+		}
+		out := FromChatCompletion(cc)
+		out.TurnComplete = true
+		yield(out, nil)
+	}
+}
+
+func (m *Model) stream(ctx context.Context, name string, params openai.ChatCompletionNewParams) iter.Seq2[*model.Response, error] {
+	return func(yield func(*model.Response, error) bool) {
+		var httpResp *http.Response
+		s := m.client.Chat.Completions.NewStreaming(ctx, params, option.WithResponseInto(&httpResp))
+		defer func() { _ = s.Close() }()
+		var (
+			acc      openai.ChatCompletionAccumulator
+			agg      model.Aggregator
+			chunks   int
+			finished bool
+		)
+		for s.Next() {
+			chunk := s.Current()
+			chunks++
+			if !acc.AddChunk(chunk) {
+				yield(nil, fmt.Errorf("openai: stream (model %s): chunk %d rejected by the accumulator (bad choice or tool-call index): %w",
+					name, chunks, errBadStream))
+				return
+			}
+			var delta string
+			for _, ch := range chunk.Choices {
+				if ch.Index != 0 {
+					continue
+				}
+				if ch.FinishReason != "" {
+					finished = true
+				}
+				delta += ch.Delta.Content
+			}
+			if delta == "" {
+				continue
+			}
+			p := agg.Add(&model.Response{
+				Content:           model.NewTextContent(model.RoleModel, delta),
+				ProviderRequestID: chunk.ID,
+				ModelVersion:      chunk.Model,
+			})
+			if p != nil && !yield(p, nil) {
+				return
+			}
+		}
+		if err := s.Err(); err != nil {
+			yield(nil, wrapError(name, err, httpResp))
+			return
+		}
+		if !finished {
+			yield(nil, fmt.Errorf("openai: stream (model %s) ended after %d chunks without a finish reason: %w",
+				name, chunks, io.ErrUnexpectedEOF))
+			return
+		}
+		out := FromChatCompletion(&acc.ChatCompletion)
+		out.TurnComplete = true
+		yield(out, nil)
+	}
+}
+
+// errBadStream marks a stream whose chunks could not be accumulated.
+var errBadStream = errors.New("malformed stream")
+
+// wrapError wraps an SDK error with the call's context, keeping the SDK's
+// types reachable through errors.As (see the package comment).
+func wrapError(name string, err error, httpResp *http.Response) error {
+	var apiErr *openai.Error
+	if errors.As(err, &apiErr) {
+		return fmt.Errorf("openai: chat completion (model %s): %w", name, err)
+	}
+	if httpResp != nil && httpResp.StatusCode >= 400 {
+		// The SDK could not decode the body's "error" (e.g. a server that
+		// sends {"error": "text"}); keep the status, and the text if any.
+		pe := &model.ProviderError{
+			Provider:   ProviderName,
+			StatusCode: httpResp.StatusCode,
+			Message:    "undecodable error body",
+			RequestID:  httpResp.Header.Get("x-request-id"),
+			Err:        err,
+		}
+		if httpResp.Body != nil {
+			// The SDK puts the body it read back for debugging.
+			raw, _ := io.ReadAll(io.LimitReader(httpResp.Body, 4096))
+			if e := gjson.GetBytes(raw, "error"); e.Type == gjson.String && e.String() != "" {
+				pe.Message = e.String()
+			}
+		}
+		return fmt.Errorf("openai: chat completion (model %s): %w", name, pe)
+	}
+	var se *ssestream.StreamError
+	if errors.As(err, &se) {
+		pe := &model.ProviderError{Provider: ProviderName, Message: se.Message, Err: err}
+		e := gjson.GetBytes(se.Event.Data, "error")
+		pe.Code = e.Get("code").String()
+		pe.Status = e.Get("type").String()
+		if msg := e.Get("message").String(); msg != "" {
+			pe.Message = msg
+		}
+		pe.QuotaExhausted = pe.Code == "insufficient_quota"
+		return fmt.Errorf("openai: stream (model %s): %w", name, pe)
+	}
+	return fmt.Errorf("openai: chat completion (model %s): %w", name, err)
+}
+
+// ToParams maps a model request to chat completion parameters for model
+// name. legacyMaxTokens selects "max_tokens" over "max_completion_tokens".
+// It fails only when function-call arguments cannot be encoded as JSON.
+func ToParams(req *model.Request, name string, legacyMaxTokens bool) (openai.ChatCompletionNewParams, error) {
+	params := openai.ChatCompletionNewParams{Model: shared.ChatModel(name)}
+	if req == nil {
+		return params, nil
+	}
+	if req.SystemInstruction != "" {
+		params.Messages = append(params.Messages, openai.SystemMessage(req.SystemInstruction))
+	}
+	for _, c := range req.Contents {
+		msgs, err := toMessages(c)
+		if err != nil {
+			return params, err
+		}
+		params.Messages = append(params.Messages, msgs...)
+	}
+	for _, t := range req.Tools {
+		if t == nil || t.Name == "" {
+			continue
+		}
+		fd := shared.FunctionDefinitionParam{Name: t.Name}
+		if t.Description != "" {
+			fd.Description = openai.String(t.Description)
+		}
+		if t.Parameters != nil {
+			ps, err := schemaMap(t.Parameters)
+			if err != nil {
+				return params, fmt.Errorf("tool %s: %w", t.Name, err)
+			}
+			fd.Parameters = ps
+		}
+		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(fd))
+	}
+	gc := req.Config
+	if gc.Temperature != nil {
+		params.Temperature = openai.Float(float64(*gc.Temperature))
+	}
+	if gc.TopP != nil {
+		params.TopP = openai.Float(float64(*gc.TopP))
+	}
+	if gc.MaxOutputTokens > 0 {
+		if legacyMaxTokens {
+			params.MaxTokens = openai.Int(int64(gc.MaxOutputTokens))
+		} else {
+			params.MaxCompletionTokens = openai.Int(int64(gc.MaxOutputTokens))
+		}
+	}
+	if len(gc.StopSequences) > 0 {
+		params.Stop.OfStringArray = append([]string(nil), gc.StopSequences...)
+	}
+	if gc.Seed != nil {
+		params.Seed = openai.Int(int64(*gc.Seed))
+	}
+	if gc.ResponseMIMEType == "application/json" {
+		params.ResponseFormat.OfJSONObject = &shared.ResponseFormatJSONObjectParam{}
+	}
+	return params, nil
+}
+
+func schemaMap(s any) (shared.FunctionParameters, error) {
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("encode parameters schema: %w", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("parameters schema is not a JSON object: %w", err)
+	}
+	return m, nil
+}
+
+// toMessages maps one content. A model turn becomes one assistant message
+// (text and tool_calls); a user turn becomes one tool message per function
+// response (first, so they follow the assistant's tool_calls) and one user
+// message for its text.
+func toMessages(c *model.Content) ([]openai.ChatCompletionMessageParamUnion, error) {
+	if c == nil {
+		return nil, nil
+	}
+	var (
+		text  strings.Builder
+		calls []openai.ChatCompletionMessageToolCallUnionParam
+		out   []openai.ChatCompletionMessageParamUnion
+	)
+	for _, p := range c.Parts {
+		switch {
+		case p == nil:
+		case p.FunctionCall != nil:
+			args := p.FunctionCall.Args
+			if args == nil {
+				args = map[string]any{}
+			}
+			raw, err := json.Marshal(args)
+			if err != nil {
+				return nil, fmt.Errorf("encode arguments of call %s: %w", p.FunctionCall.Name, err)
+			}
+			calls = append(calls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+				ID:       p.FunctionCall.ID,
+				Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: p.FunctionCall.Name, Arguments: string(raw)},
+			}})
+		case p.FunctionResponse != nil:
+			resp := p.FunctionResponse.Response
+			if resp == nil {
+				resp = map[string]any{}
+			}
+			raw, err := json.Marshal(resp)
+			if err != nil {
+				return nil, fmt.Errorf("encode response of call %s: %w", p.FunctionResponse.Name, err)
+			}
+			out = append(out, openai.ToolMessage(string(raw), p.FunctionResponse.ID))
+		default:
+			text.WriteString(p.Text)
+		}
+	}
+	if c.Role == model.RoleModel || c.Role == "assistant" {
+		if text.Len() == 0 && len(calls) == 0 {
+			return out, nil
+		}
+		var a openai.ChatCompletionAssistantMessageParam
+		if text.Len() > 0 {
+			a.Content.OfString = param.NewOpt(text.String())
+		}
+		a.ToolCalls = calls
+		return append(out, openai.ChatCompletionMessageParamUnion{OfAssistant: &a}), nil
+	}
+	if text.Len() > 0 {
+		out = append(out, openai.UserMessage(text.String()))
+	}
+	return out, nil
+}
+
+// FromChatCompletion maps a chat completion (or a stream's accumulation) to
+// a model response, following the conventions in the package comment. It
+// never panics; a nil completion maps like one without choices.
+func FromChatCompletion(cc *openai.ChatCompletion) *model.Response {
+	out := &model.Response{}
+	if cc == nil || len(cc.Choices) == 0 {
+		out.ErrorCode = model.ErrorCodeUnknown
+		out.ErrorMessage = string(model.ErrorCodeUnknown)
+		if cc != nil {
+			out.ProviderRequestID, out.ModelVersion, out.Usage = cc.ID, cc.Model, usage(cc.Usage)
+		}
+		return out
+	}
+	out.ProviderRequestID, out.ModelVersion, out.Usage = cc.ID, cc.Model, usage(cc.Usage)
+	ch := cc.Choices[0]
+	for _, c := range cc.Choices {
+		if c.Index == 0 {
+			ch = c
+			break
+		}
+	}
+	msg := ch.Message
+	out.FinishReason = MapFinishReason(ch.FinishReason)
+
+	content := &model.Content{Role: model.RoleModel}
+	if msg.Content != "" {
+		content.Parts = append(content.Parts, &model.Part{Text: msg.Content})
+	}
+	var calls []*model.Part
+	for _, tc := range msg.ToolCalls {
+		if tc.Type != "" && tc.Type != "function" {
+			continue // custom tools are never declared by this adapter
+		}
+		args, ok := parseArgs(tc.Function.Arguments)
+		if !ok {
+			return malformed(out, content, tc.Function.Arguments)
+		}
+		calls = append(calls, &model.Part{FunctionCall: &model.FunctionCall{ID: tc.ID, Name: tc.Function.Name, Args: args}})
+	}
+	if fc := msg.FunctionCall; fc.Name != "" { // deprecated single function_call
+		args, ok := parseArgs(fc.Arguments)
+		if !ok {
+			return malformed(out, content, fc.Arguments)
+		}
+		calls = append(calls, &model.Part{FunctionCall: &model.FunctionCall{Name: fc.Name, Args: args}})
+	}
+	content.Parts = append(content.Parts, calls...)
+	if len(content.Parts) > 0 {
+		out.Content = content
+	}
+	if msg.Refusal != "" {
+		out.FinishReason = model.FinishReasonSafety
+		out.ErrorCode = model.FinishReasonSafety
+		out.ErrorMessage = msg.Refusal
+		return out
+	}
+	if out.Content == nil && out.FinishReason != "" && out.FinishReason != model.FinishReasonStop {
+		out.ErrorCode = out.FinishReason
+		out.ErrorMessage = ch.FinishReason
+	}
+	return out
+}
+
+func malformed(out *model.Response, content *model.Content, raw string) *model.Response {
+	out.FinishReason = model.FinishReasonMalformedFunctionCall
+	out.ErrorCode = model.FinishReasonMalformedFunctionCall
+	out.ErrorMessage = raw
+	if len(content.Parts) > 0 {
+		out.Content = content
+	}
+	return out
+}
+
+// parseArgs decodes tool-call arguments. An empty string or JSON null is no
+// arguments; anything that is not a JSON object is malformed.
+func parseArgs(raw string) (map[string]any, bool) {
+	if strings.TrimSpace(raw) == "" {
+		return map[string]any{}, true
+	}
+	var args map[string]any
+	if err := json.Unmarshal([]byte(raw), &args); err != nil {
+		return nil, false
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	return args, true
+}
+
+// MapFinishReason maps an OpenAI finish_reason to the Gemini vocabulary (see
+// the package comment); "" stays "" and unknown values are kept verbatim.
+func MapFinishReason(r string) model.FinishReason {
+	switch r {
+	case "":
+		return ""
+	case "stop", "tool_calls", "function_call":
+		return model.FinishReasonStop
+	case "length":
+		return model.FinishReasonMaxTokens
+	case "content_filter":
+		return model.FinishReasonSafety
+	default:
+		return model.FinishReason(r)
+	}
+}
+
+func usage(u openai.CompletionUsage) *model.Usage {
+	if u.PromptTokens == 0 && u.CompletionTokens == 0 && u.TotalTokens == 0 {
+		return nil
+	}
+	return &model.Usage{
+		PromptTokens:     clamp32(u.PromptTokens),
+		CandidatesTokens: clamp32(u.CompletionTokens),
+		TotalTokens:      clamp32(u.TotalTokens),
+	}
+}
+
+func clamp32(v int64) int32 {
+	const maxInt32, minInt32 = 1<<31 - 1, -1 << 31
+	switch {
+	case v > maxInt32:
+		return maxInt32
+	case v < minInt32:
+		return minInt32
+	}
+	return int32(v)
+}
