@@ -1,0 +1,73 @@
+package idempotency
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// ErrLeaseExpired is the cause of a running tool's context cancellation when
+// its lease could not be renewed in time (the store was unreachable): another
+// owner may take the key over.
+var ErrLeaseExpired = errors.New("idempotency: lease expired without renewal")
+
+// renewer renews one claim's lease while the tool runs.
+type renewer struct {
+	once sync.Once
+	quit chan struct{}
+	done chan struct{}
+}
+
+// startRenewer starts a goroutine renewing c's lease every RenewInterval
+// until stop. If the claim is lost (ErrNotOwner, ErrLeaseLost) or the lease
+// runs out without a successful renewal, it cancels the tool's context with
+// that cause: another owner may be running the tool, so this one should stop
+// as soon as it can.
+func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel context.CancelCauseFunc) *renewer {
+	r := &renewer{quit: make(chan struct{}), done: make(chan struct{})}
+	o := c.w.opts
+	// Renewals outlive the caller's cancellation: the tool may still be
+	// winding down and the claim must hold until it returns.
+	ctx := context.WithoutCancel(parent)
+	go func() {
+		defer close(r.done)
+		t := time.NewTicker(o.RenewInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-r.quit:
+				return
+			case <-t.C:
+			}
+			// A renewal is worth waiting for until the lease ends.
+			rctx, rcancel := context.WithTimeout(ctx, min(o.StoreTimeout, max(time.Until(leaseUntil), o.RenewInterval)))
+			until, err := c.w.store.Renew(rctx, c.ticket, o.Lease)
+			rcancel()
+			switch {
+			case err == nil:
+				leaseUntil = until
+			case IsOwnershipError(err):
+				o.Metrics.leaseLost(c.agent, c.tool)
+				o.Logger.Error().Err(err).Str("key", c.ticket.Key).Msg("idempotency: claim lost while the tool runs; cancelling it")
+				cancel(err)
+				return
+			default:
+				o.Metrics.storeError(c.agent, c.tool, "renew")
+				if time.Now().After(leaseUntil) {
+					o.Metrics.leaseLost(c.agent, c.tool)
+					cancel(fmt.Errorf("%w: %s: %w", ErrLeaseExpired, c.ticket.Key, err))
+					return
+				}
+			}
+		}
+	}()
+	return r
+}
+
+// stop stops the goroutine and waits for it to end. Safe to call twice.
+func (r *renewer) stop() {
+	r.once.Do(func() { close(r.quit) })
+	<-r.done
+}

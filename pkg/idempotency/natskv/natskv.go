@@ -1,0 +1,393 @@
+// Package natskv is the NATS JetStream KV backend of idempotency.Store
+// (github.com/nats-io/nats.go/jetstream). It works on NATS server 2.9: no
+// per-message TTL, no multiple filter subjects, no ordered consumers.
+//
+// Layout: one bucket (Config.Bucket, history 1) whose MaxAge is the retention
+// of completed records (2.9 has no per-key TTL, so the retention passed to
+// Complete is not used: set Config.Retention to the wrapper's retention).
+// Each key's value is the JSON of an idempotency.Record; lease times inside
+// it come from the worker clock (keep leases much longer than clock skew).
+// Keys are mapped with KVKey. An invocation's index is one more entry
+// (IndexKey) holding the list of its keys.
+//
+// Atomicity comes from revisions: Create (create-if-absent) claims a new key,
+// Update(key, value, lastRevision) takes over an expired lease, renews and
+// completes, Delete with LastRevision releases; a revision conflict re-reads
+// and re-decides. A claim of a completed or live key is one round trip (a
+// direct get); a new claim is up to four (get, index get and write, create),
+// the index being written before the record so that no record is ever
+// missing from it.
+package natskv
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentfleet/agentfleet/pkg/idempotency"
+)
+
+// Defaults for Config.
+const (
+	// DefaultBucket is the KV bucket name.
+	DefaultBucket = "AGENT_IDEMPOTENCY"
+	// DefaultOpTimeout bounds each store call.
+	DefaultOpTimeout = 5 * time.Second
+)
+
+// maxConflicts bounds re-reads after revision conflicts in one call.
+const maxConflicts = 64
+
+const backend = "natskv"
+
+// Config configures a Store.
+type Config struct {
+	// Bucket is the KV bucket; default DefaultBucket.
+	Bucket string
+	// Retention is the bucket's MaxAge: how long a record lives after its
+	// last write; default idempotency.DefaultRetention. Check it with
+	// idempotency.ValidateRetention.
+	Retention time.Duration
+	// Replicas of the bucket; default 1.
+	Replicas int
+	// Storage of the bucket; default file.
+	Storage jetstream.StorageType
+	// OpTimeout bounds each store call (also when ctx has a later
+	// deadline); default DefaultOpTimeout.
+	OpTimeout time.Duration
+	// Now is the lease clock; default time.Now.
+	Now func() time.Time
+}
+
+// Store is an idempotency.Store on a JetStream KV bucket. Safe for
+// concurrent use.
+type Store struct {
+	kv  jetstream.KeyValue
+	cfg Config
+}
+
+var _ idempotency.Store = (*Store)(nil)
+
+// New creates the bucket, or updates its configuration (MaxAge) if it
+// exists, and returns a Store on it. A server that cannot be reached is a
+// *idempotency.StoreError.
+func New(ctx context.Context, js jetstream.JetStream, cfg Config) (*Store, error) {
+	if cfg.Bucket == "" {
+		cfg.Bucket = DefaultBucket
+	}
+	if cfg.Retention <= 0 {
+		cfg.Retention = idempotency.DefaultRetention
+	}
+	if cfg.OpTimeout <= 0 {
+		cfg.OpTimeout = DefaultOpTimeout
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.OpTimeout)
+	defer cancel()
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      cfg.Bucket,
+		Description: "agentfleet idempotency records (pkg/idempotency/natskv)",
+		History:     1,
+		TTL:         cfg.Retention,
+		Replicas:    cfg.Replicas,
+		Storage:     cfg.Storage,
+	})
+	if err != nil {
+		return nil, storeErr("open", fmt.Errorf("bucket %s: %w", cfg.Bucket, err))
+	}
+	return &Store{kv: kv, cfg: cfg}, nil
+}
+
+// Retention returns the bucket's MaxAge, the retention of every record.
+func (s *Store) Retention() time.Duration { return s.cfg.Retention }
+
+func storeErr(op string, err error) error {
+	return &idempotency.StoreError{Backend: backend, Op: op, Err: err}
+}
+
+// entry is a decoded record with its revision.
+type entry struct {
+	rec idempotency.Record
+	rev uint64
+}
+
+// get returns the key's record, nil when absent.
+func (s *Store) get(ctx context.Context, op, kvKey string) (*entry, error) {
+	e, err := s.kv.Get(ctx, kvKey)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, storeErr(op, err)
+	}
+	var rec idempotency.Record
+	if err := json.Unmarshal(e.Value(), &rec); err != nil {
+		return nil, storeErr(op, fmt.Errorf("decode %s: %w", kvKey, err))
+	}
+	return &entry{rec: rec, rev: e.Revision()}, nil
+}
+
+func encode(rec idempotency.Record) ([]byte, error) {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return nil, fmt.Errorf("idempotency: encode record %s: %w", rec.Key, err)
+	}
+	return b, nil
+}
+
+// Claim implements idempotency.Store.
+func (s *Store) Claim(ctx context.Context, req idempotency.ClaimRequest) (idempotency.Claim, error) {
+	if err := req.Validate(); err != nil {
+		return idempotency.Claim{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.OpTimeout)
+	defer cancel()
+	kvKey := KVKey(req.Key)
+	indexed := false
+	for range maxConflicts {
+		cur, err := s.get(ctx, "claim", kvKey)
+		if err != nil {
+			return idempotency.Claim{}, err
+		}
+		now := s.cfg.Now()
+		switch {
+		case cur != nil && cur.rec.State == idempotency.StateCompleted:
+			return idempotency.Claim{Outcome: idempotency.OutcomeCompleted, Record: cur.rec}, nil
+		case cur != nil && now.Before(cur.rec.LeaseUntil):
+			return idempotency.Claim{Outcome: idempotency.OutcomeInProgress, Record: cur.rec}, nil
+		}
+		if !indexed {
+			if err := s.index(ctx, "claim", req.InvocationID, req.Key); err != nil {
+				return idempotency.Claim{}, err
+			}
+			indexed = true
+		}
+		rec := idempotency.Record{
+			Key: req.Key, InvocationID: req.InvocationID, Agent: req.Agent, Tool: req.Tool,
+			State: idempotency.StateInProgress, Owner: req.Owner, LeaseUntil: now.Add(req.Lease),
+			ArgsHash: req.ArgsHash, Attempts: 1, CreatedAt: now,
+		}
+		outcome := idempotency.OutcomeAcquired
+		if cur != nil {
+			outcome = idempotency.OutcomeReclaimed
+			rec.Attempts = cur.rec.Attempts + 1
+			rec.CreatedAt = cur.rec.CreatedAt
+		}
+		val, err := encode(rec)
+		if err != nil {
+			return idempotency.Claim{}, err
+		}
+		if cur == nil {
+			_, err = s.kv.Create(ctx, kvKey, val)
+			if errors.Is(err, jetstream.ErrKeyExists) {
+				continue // someone else created it: re-read
+			}
+		} else {
+			_, err = s.kv.Update(ctx, kvKey, val, cur.rev)
+			if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+				continue // someone else took it over or it completed: re-read
+			}
+		}
+		if err != nil {
+			return idempotency.Claim{}, storeErr("claim", err)
+		}
+		return idempotency.Claim{Outcome: outcome, Record: rec}, nil
+	}
+	return idempotency.Claim{}, storeErr("claim", fmt.Errorf("%s: too many revision conflicts", req.Key))
+}
+
+// indexValue is the value of an invocation's index entry.
+type indexValue struct {
+	// Keys are the invocation's idempotency keys.
+	Keys []string `json:"keys"`
+}
+
+// index adds key to the invocation's index entry.
+func (s *Store) index(ctx context.Context, op, invocationID, key string) error {
+	return s.updateIndex(ctx, op, invocationID, key, false)
+}
+
+// updateIndex adds key to the invocation's index entry (revision-checked).
+// With key already listed and touch set it rewrites the entry anyway,
+// restarting its MaxAge so the index lives at least as long as its records.
+func (s *Store) updateIndex(ctx context.Context, op, invocationID, key string, touch bool) error {
+	ik := IndexKey(invocationID)
+	for range maxConflicts {
+		e, err := s.kv.Get(ctx, ik)
+		var iv indexValue
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			b, _ := json.Marshal(indexValue{Keys: []string{key}})
+			_, err = s.kv.Create(ctx, ik, b)
+			if errors.Is(err, jetstream.ErrKeyExists) {
+				continue
+			}
+			if err != nil {
+				return storeErr(op, fmt.Errorf("index %s: %w", ik, err))
+			}
+			return nil
+		case err != nil:
+			return storeErr(op, fmt.Errorf("index %s: %w", ik, err))
+		}
+		if err := json.Unmarshal(e.Value(), &iv); err != nil {
+			return storeErr(op, fmt.Errorf("decode index %s: %w", ik, err))
+		}
+		if slices.Contains(iv.Keys, key) && !touch {
+			return nil
+		}
+		if !slices.Contains(iv.Keys, key) {
+			iv.Keys = append(iv.Keys, key)
+		}
+		b, _ := json.Marshal(iv)
+		_, err = s.kv.Update(ctx, ik, b, e.Revision())
+		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			continue
+		}
+		if err != nil {
+			return storeErr(op, fmt.Errorf("index %s: %w", ik, err))
+		}
+		return nil
+	}
+	return storeErr(op, fmt.Errorf("index %s: too many revision conflicts", ik))
+}
+
+// fenced runs fn on t's record when t owns it, re-reading after revision
+// conflicts. fn returns the new value to write (nil: delete) or an error.
+func (s *Store) fenced(ctx context.Context, op string, t idempotency.Ticket, fn func(cur *entry) (*idempotency.Record, bool, error)) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	kvKey := KVKey(t.Key)
+	for range maxConflicts {
+		cur, err := s.get(ctx, op, kvKey)
+		if err != nil {
+			return err
+		}
+		if cur == nil {
+			return fmt.Errorf("%w: %s", idempotency.ErrLeaseLost, t.Key)
+		}
+		if cur.rec.Owner != t.Owner {
+			return fmt.Errorf("%w: %s is held by %s", idempotency.ErrNotOwner, t.Key, cur.rec.Owner)
+		}
+		next, write, err := fn(cur)
+		if err != nil || !write {
+			return err
+		}
+		if next == nil {
+			err = s.kv.Delete(ctx, kvKey, jetstream.LastRevision(cur.rev))
+		} else {
+			var val []byte
+			if val, err = encode(*next); err != nil {
+				return err
+			}
+			_, err = s.kv.Update(ctx, kvKey, val, cur.rev)
+		}
+		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			continue
+		}
+		if err != nil {
+			return storeErr(op, err)
+		}
+		return nil
+	}
+	return storeErr(op, fmt.Errorf("%s: too many revision conflicts", t.Key))
+}
+
+// Renew implements idempotency.Store.
+func (s *Store) Renew(ctx context.Context, t idempotency.Ticket, lease time.Duration) (time.Time, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.OpTimeout)
+	defer cancel()
+	var until time.Time
+	err := s.fenced(ctx, "renew", t, func(cur *entry) (*idempotency.Record, bool, error) {
+		if cur.rec.State != idempotency.StateInProgress {
+			return nil, false, fmt.Errorf("%w: %s is already completed", idempotency.ErrNotOwner, t.Key)
+		}
+		rec := cur.rec
+		until = s.cfg.Now().Add(lease)
+		rec.LeaseUntil = until
+		return &rec, true, nil
+	})
+	if err != nil {
+		return time.Time{}, err
+	}
+	return until, nil
+}
+
+// Complete implements idempotency.Store. retention is not used: records
+// live for the bucket's MaxAge (Config.Retention) after this write.
+func (s *Store) Complete(ctx context.Context, t idempotency.Ticket, result json.RawMessage, retention time.Duration) error {
+	if retention <= 0 {
+		return fmt.Errorf("idempotency: complete %s: retention must be > 0", t.Key)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.OpTimeout)
+	defer cancel()
+	wrote := false
+	err := s.fenced(ctx, "complete", t, func(cur *entry) (*idempotency.Record, bool, error) {
+		if cur.rec.State == idempotency.StateCompleted {
+			return nil, false, nil
+		}
+		rec := cur.rec
+		rec.State = idempotency.StateCompleted
+		rec.Result = result
+		rec.CompletedAt = s.cfg.Now()
+		wrote = true
+		return &rec, true, nil
+	})
+	if err != nil || !wrote {
+		return err
+	}
+	// Restart the index entry's MaxAge so it outlives this record. Best
+	// effort: the result is stored; an index write that fails here leaves the
+	// entry as old as the claim.
+	_ = s.updateIndex(ctx, "complete", t.InvocationID, t.Key, true)
+	return nil
+}
+
+// Release implements idempotency.Store. The index keeps the key; Effects
+// skips keys without a record.
+func (s *Store) Release(ctx context.Context, t idempotency.Ticket) error {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.OpTimeout)
+	defer cancel()
+	return s.fenced(ctx, "release", t, func(cur *entry) (*idempotency.Record, bool, error) {
+		if cur.rec.State != idempotency.StateInProgress {
+			return nil, false, fmt.Errorf("%w: %s is completed and cannot be released", idempotency.ErrNotOwner, t.Key)
+		}
+		return nil, true, nil
+	})
+}
+
+// Effects implements idempotency.Store: the index entry, then each record.
+func (s *Store) Effects(ctx context.Context, invocationID string) ([]idempotency.Record, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.OpTimeout)
+	defer cancel()
+	e, err := s.kv.Get(ctx, IndexKey(invocationID))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, storeErr("effects", err)
+	}
+	var iv indexValue
+	if err := json.Unmarshal(e.Value(), &iv); err != nil {
+		return nil, storeErr("effects", fmt.Errorf("decode index: %w", err))
+	}
+	var out []idempotency.Record
+	for _, k := range iv.Keys {
+		cur, err := s.get(ctx, "effects", KVKey(k))
+		if err != nil {
+			return nil, err
+		}
+		if cur != nil && cur.rec.InvocationID == invocationID {
+			out = append(out, cur.rec)
+		}
+	}
+	idempotency.SortRecords(out)
+	return out, nil
+}

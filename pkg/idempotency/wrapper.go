@@ -1,0 +1,285 @@
+package idempotency
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+
+	"github.com/agentfleet/agentfleet/pkg/agent/model"
+	"github.com/agentfleet/agentfleet/pkg/agent/tool"
+)
+
+// Wait backoff between claims while another live owner holds the key.
+const (
+	waitInitialInterval = 20 * time.Millisecond
+	waitMaxInterval     = time.Second
+)
+
+// releaseTimeout bounds clean-up store calls made after the caller's context
+// may have ended.
+const releaseTimeout = 5 * time.Second
+
+// Wrap returns t guarded by store: see the package documentation for the
+// flow. Wrap only tools with side effects; read-only tools (lookups,
+// searches) must not be wrapped: they gain nothing and would replay stale
+// reads. Wrap applies opts.WithDefaults and panics if Validate fails (a
+// configuration bug to catch at start-up); use NewTool to get the error.
+func Wrap(t tool.Tool, store Store, opts Options) tool.Tool {
+	w, err := NewTool(t, store, opts)
+	if err != nil {
+		panic(err)
+	}
+	return w
+}
+
+// NewTool is Wrap returning an error instead of panicking.
+func NewTool(t tool.Tool, store Store, opts Options) (tool.Tool, error) {
+	if t == nil || store == nil {
+		return nil, errors.New("idempotency: NewTool needs a tool and a store")
+	}
+	opts = opts.WithDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if err := ValidateSegment(t.Name()); err != nil {
+		return nil, fmt.Errorf("idempotency: tool name: %w", err)
+	}
+	return &wrapped{inner: t, store: store, opts: opts}, nil
+}
+
+// wrapped is the Tool Wrap returns.
+type wrapped struct {
+	inner tool.Tool
+	store Store
+	opts  Options
+}
+
+// Name implements tool.Tool.
+func (w *wrapped) Name() string { return w.inner.Name() }
+
+// Description implements tool.Tool.
+func (w *wrapped) Description() string { return w.inner.Description() }
+
+// Declaration implements tool.Tool.
+func (w *wrapped) Declaration() *model.ToolDeclaration { return w.inner.Declaration() }
+
+// Unwrap returns the wrapped tool.
+func (w *wrapped) Unwrap() tool.Tool { return w.inner }
+
+// call is one wrapped Run.
+type call struct {
+	w      *wrapped
+	agent  string
+	tool   string
+	ticket Ticket
+}
+
+// Run implements tool.Tool: claim, then run and complete (or release), or
+// replay the stored result, or wait for another owner.
+func (w *wrapped) Run(ctx context.Context, args map[string]any) (map[string]any, error) {
+	tc := tool.FromContext(ctx)
+	if tc == nil || tc.InvocationID == "" {
+		return nil, ErrNoInvocationID
+	}
+	agent := w.opts.Agent
+	if agent == "" {
+		agent = tc.Session.App
+	}
+	name := w.inner.Name()
+	key, err := DeriveKey(KeyInput{Prefix: w.opts.KeyPrefix, Agent: agent, InvocationID: tc.InvocationID, Tool: name, Args: args, KeyFields: w.opts.KeyFields})
+	if err != nil {
+		return nil, err
+	}
+	argsHash, err := ArgsHash(name, args)
+	if err != nil {
+		return nil, err
+	}
+	owner, err := newOwnerToken(w.opts.Owner)
+	if err != nil {
+		return nil, err
+	}
+	c := &call{w: w, agent: agent, tool: name, ticket: Ticket{Key: key.String(), InvocationID: tc.InvocationID, Owner: owner}}
+	claim, err := c.claim(ctx, ClaimRequest{Ticket: c.ticket, Agent: agent, Tool: name, ArgsHash: argsHash, Lease: w.opts.Lease})
+	if err != nil {
+		return nil, err
+	}
+	if claim.Outcome == OutcomeCompleted {
+		return c.replay(claim.Record, argsHash)
+	}
+	return c.run(ctx, args, claim.Record.LeaseUntil)
+}
+
+// claim claims the key, waiting with backoff while another live owner holds
+// it, at most WaitTimeout.
+func (c *call) claim(ctx context.Context, req ClaimRequest) (Claim, error) {
+	o := c.w.opts
+	start := time.Now()
+	b := backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(waitInitialInterval),
+		backoff.WithMaxInterval(waitMaxInterval),
+		backoff.WithMaxElapsedTime(0),
+	)
+	sawInProgress := false
+	for {
+		sctx, cancel := context.WithTimeout(ctx, o.StoreTimeout)
+		cl, err := c.w.store.Claim(sctx, req)
+		cancel()
+		if err != nil {
+			c.w.opts.Metrics.claim(c.agent, c.tool, "error")
+			c.w.opts.Metrics.storeError(c.agent, c.tool, "claim")
+			var se *StoreError
+			if !errors.As(err, &se) {
+				// Fail closed whatever the store said.
+				err = &StoreError{Backend: "unknown", Op: "claim", Err: err}
+			}
+			return Claim{}, err
+		}
+		if cl.Outcome != OutcomeInProgress || !sawInProgress {
+			// Count each call's first in-progress answer once, not every poll.
+			c.w.opts.Metrics.claim(c.agent, c.tool, cl.Outcome)
+		}
+		if cl.Outcome != OutcomeInProgress {
+			return cl, nil
+		}
+		sawInProgress = true
+		waited := time.Since(start)
+		remaining := o.WaitTimeout - waited
+		if remaining <= 0 {
+			c.w.opts.Metrics.inProgressConflict(c.agent, c.tool)
+			return Claim{}, &InProgressError{Key: req.Key, Owner: cl.Record.Owner, LeaseUntil: cl.Record.LeaseUntil, Waited: waited}
+		}
+		d := min(b.NextBackOff(), remaining)
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return Claim{}, fmt.Errorf("idempotency: waiting for %s held by %s: %w", req.Key, cl.Record.Owner, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// replay answers from a completed record.
+func (c *call) replay(rec Record, argsHash string) (map[string]any, error) {
+	if rec.ArgsHash != "" && rec.ArgsHash != argsHash {
+		// Key fields matched, other arguments differ: by design the stored
+		// result wins (a rephrased reason must not refund twice). Recorded.
+		c.w.opts.Metrics.argsMismatch(c.agent, c.tool)
+		c.w.opts.Logger.Warn().Str("key", c.ticket.Key).Str("invocation_id", c.ticket.InvocationID).
+			Str("stored_args_hash", rec.ArgsHash).Str("args_hash", argsHash).
+			Msg("idempotency: replaying a stored result for arguments that differ outside the key fields")
+	}
+	res, err := decodeResult(rec.Result)
+	if err != nil {
+		return nil, fmt.Errorf("idempotency: stored result of %s: %w", c.ticket.Key, err)
+	}
+	c.w.opts.Metrics.replay(c.agent, c.tool)
+	return res, nil
+}
+
+// run runs the tool under the claim, renewing the lease, then completes or
+// releases.
+func (c *call) run(ctx context.Context, args map[string]any, leaseUntil time.Time) (res map[string]any, err error) {
+	runCtx, cancel := context.WithCancelCause(WithKey(ctx, c.ticket.Key))
+	defer cancel(nil)
+	r := startRenewer(ctx, c, leaseUntil, cancel)
+	defer func() {
+		if p := recover(); p != nil {
+			r.stop()
+			c.release("panic")
+			panic(p)
+		}
+	}()
+	res, err = c.w.inner.Run(runCtx, args)
+	r.stop()
+	switch {
+	case err != nil:
+		c.release("error")
+		return nil, err
+	case tool.IsRetryable(res):
+		c.release("retryable")
+		return res, nil
+	}
+	raw, encErr := json.Marshal(res)
+	if encErr != nil {
+		// The effect happened; never run it again. Record that the result
+		// could not be stored and report the encoding error.
+		raw, _ = json.Marshal(tool.Error("result_not_recorded", false, "the tool ran but its result could not be recorded"))
+		c.complete(raw)
+		return nil, fmt.Errorf("idempotency: tool %s: encode result: %w", c.tool, encErr)
+	}
+	c.complete(raw)
+	// Every caller, first or replayed, sees the same JSON-shaped result.
+	return decodeResult(raw)
+}
+
+// complete stores the result, retrying store failures within WaitTimeout.
+// The tool has run: failures are logged and counted, not returned.
+func (c *call) complete(raw json.RawMessage) {
+	o := c.w.opts
+	deadline := time.Now().Add(max(o.WaitTimeout, o.StoreTimeout))
+	b := backoff.NewExponentialBackOff(backoff.WithInitialInterval(waitInitialInterval), backoff.WithMaxInterval(waitMaxInterval), backoff.WithMaxElapsedTime(0))
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), o.StoreTimeout)
+		err := c.w.store.Complete(ctx, c.ticket, raw, o.Retention)
+		cancel()
+		if err == nil {
+			return
+		}
+		if IsOwnershipError(err) {
+			o.Metrics.leaseLost(c.agent, c.tool)
+			o.Logger.Error().Err(err).Str("key", c.ticket.Key).Str("invocation_id", c.ticket.InvocationID).
+				Msg("idempotency: claim lost before the result was stored; the tool may have run twice (lease too short?)")
+			return
+		}
+		o.Metrics.storeError(c.agent, c.tool, "complete")
+		d := b.NextBackOff()
+		if !errors.Is(err, ErrStoreUnavailable) || time.Now().Add(d).After(deadline) {
+			o.Logger.Error().Err(err).Str("key", c.ticket.Key).Str("invocation_id", c.ticket.InvocationID).
+				Msg("idempotency: the tool ran but its result could not be stored; the claim stays in progress until its lease ends")
+			return
+		}
+		time.Sleep(d)
+	}
+}
+
+// release gives the claim up so the call may run again.
+func (c *call) release(reason string) {
+	o := c.w.opts
+	ctx, cancel := context.WithTimeout(context.Background(), min(o.StoreTimeout, releaseTimeout))
+	defer cancel()
+	err := c.w.store.Release(ctx, c.ticket)
+	switch {
+	case err == nil:
+		o.Metrics.release(c.agent, c.tool, reason)
+	case IsOwnershipError(err):
+		o.Metrics.leaseLost(c.agent, c.tool)
+		o.Logger.Warn().Err(err).Str("key", c.ticket.Key).Msg("idempotency: release after the claim was lost")
+	default:
+		o.Metrics.storeError(c.agent, c.tool, "release")
+		o.Logger.Warn().Err(err).Str("key", c.ticket.Key).Msg("idempotency: release failed; the claim ends with its lease")
+	}
+}
+
+func decodeResult(raw json.RawMessage) (map[string]any, error) {
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// newOwnerToken returns "<worker>/<128 random bits in hex>".
+func newOwnerToken(worker string) (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("idempotency: owner token: %w", err)
+	}
+	return worker + "/" + hex.EncodeToString(b[:]), nil
+}

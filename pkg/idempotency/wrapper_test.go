@@ -1,0 +1,275 @@
+package idempotency_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.uber.org/goleak"
+
+	"github.com/agentfleet/agentfleet/pkg/agent/model"
+	"github.com/agentfleet/agentfleet/pkg/agent/session"
+	"github.com/agentfleet/agentfleet/pkg/agent/tool"
+	"github.com/agentfleet/agentfleet/pkg/idempotency"
+)
+
+type fnTool struct {
+	name string
+	runs atomic.Int64
+	fn   func(ctx context.Context, args map[string]any) (map[string]any, error)
+}
+
+func (f *fnTool) Name() string                        { return f.name }
+func (f *fnTool) Description() string                 { return "test" }
+func (f *fnTool) Declaration() *model.ToolDeclaration { return &model.ToolDeclaration{Name: f.name} }
+func (f *fnTool) Run(ctx context.Context, args map[string]any) (map[string]any, error) {
+	f.runs.Add(1)
+	return f.fn(ctx, args)
+}
+
+func toolCtx(inv string) context.Context {
+	return tool.WithContext(context.Background(), &tool.Context{InvocationID: inv, Session: session.Key{App: "support", UserID: "u", SessionID: "s"}})
+}
+
+// TestRenewGoroutineStops: the renewal goroutine runs while a long tool runs
+// (the lease would expire three times over otherwise) and is gone when Run
+// returns.
+func TestRenewGoroutineStops(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	s := idempotency.NewMemory()
+	tl := &fnTool{name: "provision", fn: func(ctx context.Context, _ map[string]any) (map[string]any, error) {
+		time.Sleep(300 * time.Millisecond)
+		return tool.OK(nil), ctx.Err()
+	}}
+	w := idempotency.Wrap(tl, s, idempotency.Options{Lease: 100 * time.Millisecond, RenewInterval: 20 * time.Millisecond})
+	if _, err := w.Run(toolCtx("inv-1"), nil); err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := s.Effects(context.Background(), "inv-1")
+	if len(recs) != 1 || recs[0].State != idempotency.StateCompleted || recs[0].Attempts != 1 {
+		t.Fatalf("records %+v", recs)
+	}
+}
+
+// TestLeaseLostCancelsTool: when another owner takes the key over while the
+// tool runs, the renewer cancels the tool's context with the claim loss and the
+// stale owner cannot touch the new owner's record.
+func TestLeaseLostCancelsTool(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	s := idempotency.NewMemory()
+	started := make(chan string, 1)
+	var cause atomic.Value
+	tl := &fnTool{name: "provision", fn: func(ctx context.Context, _ map[string]any) (map[string]any, error) {
+		k, _ := idempotency.KeyFromContext(ctx)
+		started <- k
+		<-ctx.Done()
+		cause.Store(context.Cause(ctx))
+		return nil, context.Cause(ctx)
+	}}
+	reg := prometheus.NewRegistry()
+	m := idempotency.NewMetrics(reg)
+	w := idempotency.Wrap(tl, s, idempotency.Options{Lease: time.Second, RenewInterval: 20 * time.Millisecond, Metrics: m})
+	done := make(chan error, 1)
+	go func() { _, err := w.Run(toolCtx("inv-1"), map[string]any{"size": 1}); done <- err }()
+	key := <-started
+	recs, _ := s.Effects(context.Background(), "inv-1")
+	if len(recs) != 1 {
+		t.Fatalf("records %+v", recs)
+	}
+	// Simulate a takeover: the owner's claim goes away, an intruder claims.
+	old := idempotency.Ticket{Key: key, InvocationID: "inv-1", Owner: recs[0].Owner}
+	if err := s.Release(context.Background(), old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Claim(context.Background(), idempotency.ClaimRequest{Ticket: idempotency.Ticket{Key: key, InvocationID: "inv-1", Owner: "intruder"}, Lease: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	err := <-done
+	// Between the release and the intruder's claim a renewal may see no
+	// record (ErrLeaseLost); after it, another owner (ErrNotOwner).
+	if !idempotency.IsOwnershipError(err) {
+		t.Fatalf("Run = %v, want the tool's ErrNotOwner / ErrLeaseLost cause", err)
+	}
+	if c, _ := cause.Load().(error); !idempotency.IsOwnershipError(c) {
+		t.Fatalf("tool context cause = %v", c)
+	}
+	recs, _ = s.Effects(context.Background(), "inv-1")
+	if len(recs) != 1 || recs[0].Owner != "intruder" || recs[0].State != idempotency.StateInProgress {
+		t.Fatalf("the stale owner touched the new owner's record: %+v", recs)
+	}
+	if got := testutil.ToFloat64(m.LeaseLost.WithLabelValues("support", "provision")); got < 1 {
+		t.Fatalf("%s = %v", idempotency.MetricLeaseLost, got)
+	}
+}
+
+func TestPanicReleasesClaim(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	s := idempotency.NewMemory()
+	var boom atomic.Bool
+	boom.Store(true)
+	tl := &fnTool{name: "charge", fn: func(ctx context.Context, _ map[string]any) (map[string]any, error) {
+		if boom.Load() {
+			panic("bug")
+		}
+		return tool.OK(nil), nil
+	}}
+	w := idempotency.Wrap(tl, s, idempotency.Options{})
+	func() {
+		defer func() {
+			if recover() != "bug" {
+				t.Fatal("panic not propagated")
+			}
+		}()
+		_, _ = w.Run(toolCtx("inv-1"), nil)
+	}()
+	boom.Store(false)
+	if _, err := w.Run(toolCtx("inv-1"), nil); err != nil {
+		t.Fatalf("after a panic the claim must be released: %v", err)
+	}
+	if tl.runs.Load() != 2 {
+		t.Fatalf("runs %d", tl.runs.Load())
+	}
+}
+
+func TestUnencodableResultIsRecordedAsFinal(t *testing.T) {
+	s := idempotency.NewMemory()
+	tl := &fnTool{name: "charge", fn: func(ctx context.Context, _ map[string]any) (map[string]any, error) {
+		return map[string]any{"status": "ok", "x": math.NaN()}, nil
+	}}
+	w := idempotency.Wrap(tl, s, idempotency.Options{})
+	if _, err := w.Run(toolCtx("inv-1"), nil); err == nil {
+		t.Fatal("want an encoding error")
+	}
+	res, err := w.Run(toolCtx("inv-1"), nil)
+	if err != nil || res["reason"] != "result_not_recorded" || tl.runs.Load() != 1 {
+		t.Fatalf("second call = %v, %v, runs %d; the effect must not run again", res, err, tl.runs.Load())
+	}
+}
+
+func TestStoreErrorFailsClosed(t *testing.T) {
+	s := idempotency.NewMemory()
+	tl := &fnTool{name: "charge", fn: func(ctx context.Context, _ map[string]any) (map[string]any, error) { return tool.OK(nil), nil }}
+	w := idempotency.Wrap(tl, s, idempotency.Options{})
+	ctx, cancel := context.WithCancel(toolCtx("inv-1"))
+	cancel()
+	_, err := w.Run(ctx, nil)
+	var se *idempotency.StoreError
+	if !errors.As(err, &se) || !errors.Is(err, idempotency.ErrStoreUnavailable) || !errors.Is(err, context.Canceled) || tl.runs.Load() != 0 {
+		t.Fatalf("Run with a failing store = %v, runs %d", err, tl.runs.Load())
+	}
+}
+
+func TestAgentFromSessionAndMissingInvocation(t *testing.T) {
+	s := idempotency.NewMemory()
+	var key string
+	tl := &fnTool{name: "charge", fn: func(ctx context.Context, _ map[string]any) (map[string]any, error) {
+		key, _ = idempotency.KeyFromContext(ctx)
+		return tool.OK(nil), nil
+	}}
+	if _, err := idempotency.Wrap(tl, s, idempotency.Options{}).Run(toolCtx("inv-1"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(key, "idem:support:charge:") {
+		t.Fatalf("key %q, want the session app as agent", key)
+	}
+	if _, err := idempotency.Wrap(tl, s, idempotency.Options{Agent: "billing"}).Run(toolCtx("inv-1"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(key, "idem:billing:charge:") {
+		t.Fatalf("key %q, want Options.Agent", key)
+	}
+	_, err := idempotency.Wrap(tl, s, idempotency.Options{}).Run(tool.WithContext(context.Background(), &tool.Context{}), nil)
+	if !errors.Is(err, idempotency.ErrNoInvocationID) {
+		t.Fatalf("empty invocation id: %v", err)
+	}
+	if _, ok := idempotency.KeyFromContext(context.Background()); ok {
+		t.Fatal("KeyFromContext outside a wrapped call")
+	}
+}
+
+func TestOptions(t *testing.T) {
+	o := idempotency.Options{}.WithDefaults()
+	if o.Lease != idempotency.DefaultLease || o.RenewInterval != idempotency.DefaultLease/3 || o.Retention != idempotency.DefaultRetention ||
+		o.WaitTimeout != idempotency.DefaultWaitTimeout || o.KeyPrefix != "idem" || o.Owner == "" {
+		t.Fatalf("defaults %+v", o)
+	}
+	if err := o.Validate(); err != nil {
+		t.Fatalf("defaults invalid: %v", err)
+	}
+	bad := []idempotency.Options{
+		{Agent: "a:b"},
+		{Lease: time.Second, RenewInterval: 2 * time.Second},
+		{Retention: idempotency.DefaultDLQMaxAge},
+		{WaitTimeout: time.Hour},
+		{KeyFields: []string{""}},
+	}
+	for _, b := range bad {
+		if err := b.WithDefaults().Validate(); err == nil {
+			t.Errorf("%+v accepted", b)
+		}
+	}
+	if _, err := idempotency.NewTool(&fnTool{name: "t"}, idempotency.NewMemory(), bad[0]); err == nil {
+		t.Error("NewTool accepted invalid options")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Wrap did not panic on invalid options")
+		}
+	}()
+	idempotency.Wrap(&fnTool{name: "t"}, idempotency.NewMemory(), bad[0])
+}
+
+func TestValidateRetention(t *testing.T) {
+	day := 24 * time.Hour
+	cases := []struct {
+		ret, dlq time.Duration
+		ok       bool
+	}{
+		{idempotency.DefaultRetention, idempotency.DefaultDLQMaxAge, true},
+		{15 * day, 14 * day, true},
+		{14 * day, 14 * day, false}, // equal is not enough
+		{14*day + time.Hour, 14 * day, false},
+		{30 * day, 0, false}, // DLQ keeps entries forever
+		{0, day, false},
+		{2 * day, day, true},
+	}
+	for _, c := range cases {
+		err := idempotency.ValidateRetention(c.ret, c.dlq)
+		if (err == nil) != c.ok {
+			t.Errorf("ValidateRetention(%s, %s) = %v, want ok=%v", c.ret, c.dlq, err, c.ok)
+		}
+	}
+	err := idempotency.ValidateRetention(14*day, 14*day)
+	if err == nil || !strings.Contains(err.Error(), "dead-letter") || !strings.Contains(err.Error(), "replay") {
+		t.Errorf("message not clear: %v", err)
+	}
+}
+
+func TestNilMetricsAndReRegistration(t *testing.T) {
+	var m *idempotency.Metrics
+	s := idempotency.NewMemory()
+	tl := &fnTool{name: "charge", fn: func(ctx context.Context, _ map[string]any) (map[string]any, error) { return tool.OK(nil), nil }}
+	w := idempotency.Wrap(tl, s, idempotency.Options{Metrics: m})
+	for range 2 {
+		if _, err := w.Run(toolCtx("inv-1"), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg := prometheus.NewRegistry()
+	m1 := idempotency.NewMetrics(reg)
+	m2 := idempotency.NewMetrics(reg) // reuses the registered counters
+	m1.Replays.WithLabelValues("a", "t").Inc()
+	if got := testutil.ToFloat64(m2.Replays.WithLabelValues("a", "t")); got != 1 {
+		t.Fatalf("re-registered counter = %v", got)
+	}
+	if n, err := testutil.GatherAndCount(reg, idempotency.MetricReplays); err != nil || n != 1 {
+		t.Fatalf("gather %s: %d, %v", idempotency.MetricReplays, n, err)
+	}
+	_ = idempotency.NewMetrics(nil)
+}
