@@ -1,0 +1,105 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Renewer renews a Lease in the background until it is stopped or the lease
+// is lost. Create it with KeepAlive; always call Stop.
+type Renewer struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	lost   chan struct{}
+
+	mu    sync.Mutex
+	lease Lease
+	err   error
+}
+
+// KeepAlive starts renewing lease with l every interval (lease.TTL/3 when
+// interval is not positive), each time for lease.TTL. It stops when Stop is
+// called, when ctx ends, or when the lease is lost: Renew returned
+// ErrNotOwner, or renewals kept failing until the lease ran out. On a loss
+// Lost is closed and Err says why; the holder must then stop at the next
+// step boundary, since another invocation may take the session over.
+func KeepAlive(ctx context.Context, l Locker, lease *Lease, interval time.Duration) *Renewer {
+	if interval <= 0 {
+		interval = lease.TTL / 3
+	}
+	if interval <= 0 {
+		interval = time.Millisecond
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	r := &Renewer{cancel: cancel, done: make(chan struct{}), lost: make(chan struct{}), lease: *lease}
+	go r.run(ctx, l, interval)
+	return r
+}
+
+func (r *Renewer) run(ctx context.Context, l Locker, interval time.Duration) {
+	defer close(r.done)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		cur := r.Lease()
+		callCtx, cancel := context.WithDeadline(ctx, cur.Expires)
+		next, err := l.Renew(callCtx, cur.Key, cur.Owner, cur.TTL)
+		cancel()
+		switch {
+		case err == nil:
+			r.mu.Lock()
+			r.lease = *next
+			r.mu.Unlock()
+		case ctx.Err() != nil:
+			return // stopped while renewing: not a loss
+		case errors.Is(err, ErrNotOwner):
+			r.fail(err)
+			return
+		case !time.Now().Before(cur.Expires):
+			r.fail(fmt.Errorf("session: lease expired while renewals failed: %w", err))
+			return
+		}
+		// A transient renewal error with time left on the lease: try again
+		// at the next tick.
+	}
+}
+
+func (r *Renewer) fail(err error) {
+	r.mu.Lock()
+	r.err = err
+	r.mu.Unlock()
+	close(r.lost)
+}
+
+// Lease returns the lease as last renewed.
+func (r *Renewer) Lease() Lease {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lease
+}
+
+// Lost is closed when the lease is lost.
+func (r *Renewer) Lost() <-chan struct{} { return r.lost }
+
+// Err returns why the lease was lost, or nil.
+func (r *Renewer) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+// Stop stops renewing and waits until the background goroutine has ended.
+// It does not release the lock. It returns Err. Calling Stop again is safe.
+func (r *Renewer) Stop() error {
+	r.cancel()
+	<-r.done
+	return r.Err()
+}

@@ -1,0 +1,105 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/agentfleet/agentfleet/pkg/agent/session"
+)
+
+// flakyLocker fails every Renew with a transient error while failing is set.
+type flakyLocker struct {
+	session.Locker
+	failing atomic.Bool
+	renews  atomic.Int32
+}
+
+var errTransient = errors.New("store unreachable")
+
+func (f *flakyLocker) Renew(ctx context.Context, key session.Key, owner string, lease time.Duration) (*session.Lease, error) {
+	f.renews.Add(1)
+	if f.failing.Load() {
+		return nil, errTransient
+	}
+	return f.Locker.Renew(ctx, key, owner, lease)
+}
+
+func TestKeepAliveStopLeaksNoGoroutine(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx := context.Background()
+	l := session.NewMemoryLocker()
+	k := session.Key{App: "support", UserID: "u1", SessionID: "s1"}
+	for range 20 {
+		lease, err := l.Acquire(ctx, k, "a", time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := session.KeepAlive(ctx, l, lease, time.Millisecond)
+		if err := r.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Stop(); err != nil { // idempotent
+			t.Fatal(err)
+		}
+		if err := l.Release(ctx, k, "a"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Ending the parent context stops the renewer too.
+	cctx, cancel := context.WithCancel(ctx)
+	lease, err := l.Acquire(ctx, k, "a", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := session.KeepAlive(cctx, l, lease, 0)
+	cancel()
+	if err := r.Stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestKeepAliveRidesOutTransientErrorsThenReportsExpiry(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx := context.Background()
+	l := &flakyLocker{Locker: session.NewMemoryLocker()}
+	k := session.Key{App: "support", UserID: "u1", SessionID: "s1"}
+	lease, err := l.Acquire(ctx, k, "a", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.failing.Store(true)
+	r := session.KeepAlive(ctx, l, lease, 20*time.Millisecond)
+	defer r.Stop()
+	// A few failed renewals inside the lease are not a loss.
+	for l.renews.Load() < 3 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	select {
+	case <-r.Lost():
+		t.Fatalf("lost after transient errors inside the lease: %v", r.Err())
+	default:
+	}
+	l.failing.Store(false)
+	n := l.renews.Load()
+	for l.renews.Load() < n+2 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !r.Lease().Expires.After(lease.Expires) {
+		t.Fatalf("lease not renewed after recovery: %+v", r.Lease())
+	}
+	// Failing until the lease runs out is a loss.
+	l.failing.Store(true)
+	select {
+	case <-r.Lost():
+	case <-time.After(10 * time.Second):
+		t.Fatal("renewer did not report the expired lease")
+	}
+	if err := r.Stop(); !errors.Is(err, errTransient) {
+		t.Fatalf("Stop = %v, want the transient error wrapped", err)
+	}
+}

@@ -1,0 +1,142 @@
+package redissession
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agentfleet/agentfleet/pkg/agent/session"
+)
+
+// transitionScript stores an invocation record (a hash) unless it is
+// completed, keeping created_at, counting attempts and setting finished_at
+// as session.ApplyTransition does. KEYS[1] record key; ARGV: id, status,
+// session JSON, result, error, now, retention ms. Returns {1, HGETALL} when
+// stored, {0, HGETALL} when the record is completed.
+var transitionScript = redis.NewScript(`
+local key = KEYS[1]
+if redis.call('HGET', key, 'status') == 'completed' then
+  return {0, redis.call('HGETALL', key)}
+end
+local now = ARGV[6]
+redis.call('HSETNX', key, 'created_at', now)
+redis.call('HSETNX', key, 'attempts', 0)
+redis.call('HSET', key, 'id', ARGV[1], 'status', ARGV[2], 'session', ARGV[3],
+  'result', ARGV[4], 'error', ARGV[5], 'updated_at', now)
+if ARGV[2] == 'running' then
+  redis.call('HINCRBY', key, 'attempts', 1)
+  redis.call('HDEL', key, 'finished_at')
+else
+  redis.call('HSET', key, 'finished_at', now)
+end
+redis.call('PEXPIRE', key, ARGV[7])
+return {1, redis.call('HGETALL', key)}
+`)
+
+// Invocations is a session.InvocationStore on Redis: one hash per
+// invocation, expiring InvocationRetention after its last transition,
+// written by a Lua script (atomic, one round trip). It is safe for
+// concurrent use.
+type Invocations struct {
+	rdb redis.UniversalClient
+	cfg Config
+	now func() time.Time
+}
+
+var _ session.InvocationStore = (*Invocations)(nil)
+
+// NewInvocations returns an invocation store on rdb. cfg gets its defaults
+// and is validated.
+func NewInvocations(rdb redis.UniversalClient, cfg Config) (*Invocations, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Invocations{rdb: rdb, cfg: cfg, now: time.Now}, nil
+}
+
+// Get implements session.InvocationStore.
+func (s *Invocations) Get(ctx context.Context, id string) (*session.Invocation, error) {
+	m, err := s.rdb.HGetAll(ctx, s.cfg.invocationKey(id)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redissession: get invocation %q: %w", id, err)
+	}
+	if len(m) == 0 {
+		return nil, session.ErrInvocationNotFound
+	}
+	return decodeInvocation(m)
+}
+
+// Transition implements session.InvocationStore. It returns after Redis
+// replied to the script.
+func (s *Invocations) Transition(ctx context.Context, rec *session.Invocation) error {
+	if err := session.PrepareTransition(rec); err != nil {
+		return err
+	}
+	sk, err := json.Marshal(rec.Session)
+	if err != nil {
+		return fmt.Errorf("redissession: encode invocation %q session: %w", rec.ID, err)
+	}
+	now := s.now().UTC().Format(time.RFC3339Nano)
+	res, err := transitionScript.Run(ctx, s.rdb, []string{s.cfg.invocationKey(rec.ID)},
+		rec.ID, string(rec.Status), sk, []byte(rec.Result), rec.Error, now,
+		leaseMillis(s.cfg.InvocationRetention)).Slice()
+	if err != nil {
+		return fmt.Errorf("redissession: transition invocation %q to %s: %w", rec.ID, rec.Status, err)
+	}
+	if len(res) != 2 {
+		return fmt.Errorf("redissession: transition invocation %q: unexpected reply %v", rec.ID, res)
+	}
+	flat, _ := res[1].([]any)
+	m := make(map[string]string, len(flat)/2)
+	for i := 0; i+1 < len(flat); i += 2 {
+		k, _ := flat[i].(string)
+		v, _ := flat[i+1].(string)
+		m[k] = v
+	}
+	stored, err := decodeInvocation(m)
+	if err != nil {
+		return err
+	}
+	if ok, _ := res[0].(int64); ok != 1 {
+		return &session.InvocationCompletedError{Current: stored}
+	}
+	*rec = *stored
+	return nil
+}
+
+func decodeInvocation(m map[string]string) (*session.Invocation, error) {
+	rec := &session.Invocation{
+		ID:     m["id"],
+		Status: session.InvocationStatus(m["status"]),
+		Error:  m["error"],
+	}
+	if r := m["result"]; r != "" {
+		rec.Result = json.RawMessage(r)
+	}
+	if s := m["session"]; s != "" {
+		if err := json.Unmarshal([]byte(s), &rec.Session); err != nil {
+			return nil, fmt.Errorf("redissession: decode invocation %q session: %w", rec.ID, err)
+		}
+	}
+	var err error
+	if a := m["attempts"]; a != "" {
+		if rec.Attempts, err = strconv.Atoi(a); err != nil {
+			return nil, fmt.Errorf("redissession: decode invocation %q attempts: %w", rec.ID, err)
+		}
+	}
+	for field, dst := range map[string]*time.Time{
+		"created_at": &rec.CreatedAt, "updated_at": &rec.UpdatedAt, "finished_at": &rec.FinishedAt,
+	} {
+		if v := m[field]; v != "" {
+			if *dst, err = time.Parse(time.RFC3339Nano, v); err != nil {
+				return nil, fmt.Errorf("redissession: decode invocation %q %s: %w", rec.ID, field, err)
+			}
+		}
+	}
+	return rec, nil
+}

@@ -1,0 +1,157 @@
+package redissession
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agentfleet/agentfleet/pkg/agent/session"
+)
+
+// Service is a session.Service on Redis. Each session is a list of JSON
+// events plus a state hash and a meta hash, changed together in one
+// MULTI/EXEC transaction. It is safe for concurrent use.
+type Service struct {
+	rdb redis.UniversalClient
+	cfg Config
+	now func() time.Time
+}
+
+var _ session.Service = (*Service)(nil)
+
+// New returns a Service on rdb. cfg gets its defaults and is validated.
+func New(rdb redis.UniversalClient, cfg Config) (*Service, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Service{rdb: rdb, cfg: cfg, now: time.Now}, nil
+}
+
+// GetOrCreate implements session.Service. It is one round trip.
+func (s *Service) GetOrCreate(ctx context.Context, key session.Key) (*session.Session, error) {
+	if err := key.Validate(); err != nil {
+		return nil, err
+	}
+	ks := s.cfg.sessionKeys(key)
+	var events *redis.StringSliceCmd
+	var state *redis.MapStringStringCmd
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSetNX(ctx, ks.meta, "created_at", s.now().UTC().Format(time.RFC3339Nano))
+		s.touch(ctx, p, ks)
+		events = p.LRange(ctx, ks.events, 0, -1)
+		state = p.HGetAll(ctx, ks.state)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("redissession: get or create %v: %w", key, err)
+	}
+	return decodeSession(key, events.Val(), state.Val())
+}
+
+// Get implements session.Service. It is one round trip and reads a
+// consistent snapshot (MULTI/EXEC).
+func (s *Service) Get(ctx context.Context, key session.Key) (*session.Session, error) {
+	if err := key.Validate(); err != nil {
+		return nil, err
+	}
+	ks := s.cfg.sessionKeys(key)
+	var exists *redis.IntCmd
+	var events *redis.StringSliceCmd
+	var state *redis.MapStringStringCmd
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		exists = p.Exists(ctx, ks.meta)
+		events = p.LRange(ctx, ks.events, 0, -1)
+		state = p.HGetAll(ctx, ks.state)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("redissession: get %v: %w", key, err)
+	}
+	if exists.Val() == 0 {
+		return nil, session.ErrNotFound
+	}
+	return decodeSession(key, events.Val(), state.Val())
+}
+
+// AppendEvent implements session.Service. The event is pushed and its state
+// delta applied in one MULTI/EXEC transaction, one round trip. It returns
+// only after Redis has replied to EXEC, so an event it returned nil for
+// (for example the model response that asks for a tool) is stored before
+// the caller goes on to run the tool. Durability beyond that is Redis's
+// persistence configuration (AOF, replicas).
+func (s *Service) AppendEvent(ctx context.Context, key session.Key, ev *session.Event) error {
+	if err := key.Validate(); err != nil {
+		return err
+	}
+	if ev.Partial {
+		return session.ErrPartialEvent
+	}
+	session.Stamp(ev, s.now)
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("redissession: encode event %s: %w", ev.ID, err)
+	}
+	var set []any
+	var del []string
+	for k, v := range ev.Actions.StateDelta {
+		if v == nil {
+			del = append(del, k)
+			continue
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("redissession: encode state %q: %w", k, err)
+		}
+		set = append(set, k, string(b))
+	}
+	ks := s.cfg.sessionKeys(key)
+	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSetNX(ctx, ks.meta, "created_at", ev.Timestamp.UTC().Format(time.RFC3339Nano))
+		p.RPush(ctx, ks.events, data)
+		if len(set) > 0 {
+			p.HSet(ctx, ks.state, set...)
+		}
+		if len(del) > 0 {
+			p.HDel(ctx, ks.state, del...)
+		}
+		s.touch(ctx, p, ks)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("redissession: append event %s to %v: %w", ev.ID, key, err)
+	}
+	return nil
+}
+
+// touch restarts the idle expiry of a session's keys, if configured.
+func (s *Service) touch(ctx context.Context, p redis.Pipeliner, ks keys) {
+	if s.cfg.SessionTTL <= 0 {
+		return
+	}
+	for _, k := range []string{ks.meta, ks.events, ks.state} {
+		p.PExpire(ctx, k, s.cfg.SessionTTL)
+	}
+}
+
+func decodeSession(key session.Key, events []string, state map[string]string) (*session.Session, error) {
+	out := &session.Session{Key: key, State: make(map[string]any, len(state)), Events: make([]*session.Event, 0, len(events))}
+	for i, raw := range events {
+		ev := new(session.Event)
+		if err := json.Unmarshal([]byte(raw), ev); err != nil {
+			return nil, fmt.Errorf("redissession: decode event %d of %v: %w", i, key, err)
+		}
+		out.Events = append(out.Events, ev)
+	}
+	for k, raw := range state {
+		var v any
+		if err := json.Unmarshal([]byte(raw), &v); err != nil {
+			return nil, fmt.Errorf("redissession: decode state %q of %v: %w", k, key, err)
+		}
+		out.State[k] = v
+	}
+	return out, nil
+}
