@@ -1,0 +1,58 @@
+package producercli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/agentfleet/agentfleet/pkg/client"
+	"github.com/agentfleet/agentfleet/pkg/envelope"
+)
+
+// runAwait is "await <invocation_id>": print the invocation's result, stored
+// or future.
+func runAwait(ctx context.Context, args []string, g *globals, env Env) int {
+	fs := flag.NewFlagSet("await", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	g.register(fs)
+	var asJSON bool
+	fs.BoolVar(&asJSON, "json", false, "print the result envelope as JSON")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return usageCode(err)
+	}
+	if len(pos) != 1 || !envelope.ValidID(pos[0]) {
+		fmt.Fprintln(env.Stderr, "producer await: want one invocation id ([A-Za-z0-9_-]{1,128})")
+		return ExitUsage
+	}
+	nc, c, err := connect(g)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "producer await:", err)
+		return ExitError
+	}
+	defer nc.Close()
+	return awaitAndPrint(ctx, c, pos[0], g, env, asJSON)
+}
+
+// awaitAndPrint waits up to --timeout for the result of id and prints it.
+func awaitAndPrint(ctx context.Context, c *client.Client, id string, g *globals, env Env, asJSON bool) int {
+	actx, cancel := context.WithTimeout(ctx, g.timeout)
+	defer cancel()
+	res, err := c.Await(actx, id)
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			fmt.Fprintf(env.Stderr, "producer: no result for %s within %s\n", id, g.timeout)
+			return ExitTimeout
+		}
+		fmt.Fprintln(env.Stderr, "producer:", err)
+		return errorCode(ctx, err)
+	}
+	return printResult(env.Stdout, res, asJSON)
+}
+
+// asInvalid reports whether err is an invalid request.
+func asInvalid(err error) bool {
+	var ie *envelope.InvalidError
+	return errors.As(err, &ie)
+}

@@ -1,0 +1,207 @@
+package producercli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/agentfleet/agentfleet/pkg/client"
+	"github.com/agentfleet/agentfleet/pkg/envelope"
+)
+
+// Outcome is what became of one batch line.
+type Outcome string
+
+// Outcomes of a batch line. The three result statuses are the worker's;
+// the others are the batch's own.
+const (
+	OutcomeCompleted    = Outcome(envelope.StatusCompleted)
+	OutcomeFailed       = Outcome(envelope.StatusFailed)
+	OutcomeDeadLettered = Outcome(envelope.StatusDeadLettered)
+	// OutcomeSkipped: the invocation already has a completed result; it was
+	// not submitted again.
+	OutcomeSkipped Outcome = "skipped (already completed)"
+	// OutcomeDuplicateLine: an earlier line of the file has the same
+	// invocation id.
+	OutcomeDuplicateLine Outcome = "skipped (duplicate line)"
+	// OutcomeInvalid: the line is not a valid request.
+	OutcomeInvalid Outcome = "invalid"
+	// OutcomeTimeout: no result within the timeout.
+	OutcomeTimeout Outcome = "timeout"
+	// OutcomeError: the submission or the look-up failed.
+	OutcomeError Outcome = "error"
+	// OutcomeCanceled: the batch was interrupted first.
+	OutcomeCanceled Outcome = "canceled"
+)
+
+// ok reports whether the outcome counts as done for the exit code.
+func (o Outcome) ok() bool {
+	return o == OutcomeCompleted || o == OutcomeSkipped || o == OutcomeDuplicateLine
+}
+
+// LineResult is the outcome of one line.
+type LineResult struct {
+	// Line is the 1-based line number in the file.
+	Line int
+	// InvocationID is the line's invocation id ("" for an invalid line).
+	InvocationID string
+	// Outcome is what became of the line.
+	Outcome Outcome
+	// Class is the result's error class, if any.
+	Class string
+	// Submitted is set when the request was published (also when the server
+	// reported it as a duplicate).
+	Submitted bool
+	// Duplicate is set when the server already had the request.
+	Duplicate bool
+	// Err is the error of OutcomeInvalid, OutcomeError, OutcomeTimeout.
+	Err error
+}
+
+// BatchOptions configures RunBatch.
+type BatchOptions struct {
+	// Rate limits submissions per second; 0 means unlimited.
+	Rate float64
+	// Concurrency is how many invocations are in flight at once (submitted
+	// and awaited); default 1.
+	Concurrency int
+	// Timeout bounds the wait for each result (default DefaultTimeout).
+	Timeout time.Duration
+	// Progress is told about each line (nil: nothing).
+	Progress Progress
+}
+
+// RunBatch submits the lines and awaits their results, Concurrency at a
+// time and at most Rate submissions per second. Before submitting, it looks
+// up each invocation's stored result: a completed one is reported as
+// OutcomeSkipped and not submitted, so running the same file again runs
+// nothing that completed (the invocation ids are stable, see ParseBatch).
+// A stored result that is not completed is resubmitted and a newer result
+// awaited; when the server drops the resubmission as a duplicate, the stored
+// result is the outcome. The returned results are in line order; RunBatch
+// fails only when ctx ends (the rest are OutcomeCanceled).
+func RunBatch(ctx context.Context, c *client.Client, lines []Line, opts BatchOptions) ([]LineResult, error) {
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 1
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	limit := rate.Inf
+	if opts.Rate > 0 {
+		limit = rate.Limit(opts.Rate)
+	}
+	limiter := rate.NewLimiter(limit, 1)
+	prog := opts.Progress
+	if prog == nil {
+		prog = nopProgress{}
+	}
+	prog.Start(len(lines))
+	defer prog.Finish()
+
+	results := make([]LineResult, len(lines))
+	var mu sync.Mutex // serialises prog.Done
+	report := func(i int, r LineResult) {
+		results[i] = r
+		mu.Lock()
+		defer mu.Unlock()
+		prog.Done(r)
+	}
+
+	// Lines whose id appeared on an earlier line are not submitted again.
+	seen := map[string]int{}
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range opts.Concurrency {
+		wg.Go(func() {
+			for i := range work {
+				report(i, runLine(ctx, c, lines[i], limiter, opts.Timeout))
+			}
+		})
+	}
+	for i, l := range lines {
+		switch {
+		case l.Err != nil:
+			report(i, LineResult{Line: l.No, Outcome: OutcomeInvalid, Err: l.Err})
+			continue
+		case ctx.Err() != nil:
+			report(i, LineResult{Line: l.No, InvocationID: l.Request.InvocationID, Outcome: OutcomeCanceled})
+			continue
+		}
+		id := l.Request.InvocationID
+		if first, dup := seen[id]; dup {
+			report(i, LineResult{Line: l.No, InvocationID: id, Outcome: OutcomeDuplicateLine,
+				Err: fmt.Errorf("same invocation id as line %d", first)})
+			continue
+		}
+		seen[id] = l.No
+		select {
+		case work <- i:
+		case <-ctx.Done():
+			report(i, LineResult{Line: l.No, InvocationID: id, Outcome: OutcomeCanceled})
+		}
+	}
+	close(work)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return results, fmt.Errorf("batch interrupted: %w", err)
+	}
+	return results, nil
+}
+
+// runLine does one line: look up, submit, await.
+func runLine(ctx context.Context, c *client.Client, l Line, limiter *rate.Limiter, timeout time.Duration) LineResult {
+	id := l.Request.InvocationID
+	r := LineResult{Line: l.No, InvocationID: id}
+	fail := func(err error) LineResult {
+		r.Err = err
+		switch {
+		case ctx.Err() != nil:
+			r.Outcome = OutcomeCanceled
+		case errors.Is(err, context.DeadlineExceeded):
+			r.Outcome = OutcomeTimeout
+		default:
+			r.Outcome = OutcomeError
+		}
+		return r
+	}
+	stored, err := c.Lookup(ctx, id)
+	switch {
+	case err == nil && stored.Status == envelope.StatusCompleted:
+		r.Outcome, r.Class = OutcomeSkipped, stored.ErrorClass
+		return r
+	case err != nil && !errors.Is(err, client.ErrNoResult):
+		return fail(err)
+	}
+	if err := limiter.Wait(ctx); err != nil {
+		return fail(err)
+	}
+	req := *l.Request // Send may set fields; keep the parsed line intact
+	rec, err := c.Send(ctx, &req)
+	if err != nil {
+		return fail(err)
+	}
+	r.Submitted, r.Duplicate = true, rec.Duplicate
+	if rec.Duplicate && stored != nil {
+		// The server still has this request in its duplicate window and it
+		// already produced a result: that result is the outcome.
+		r.Outcome, r.Class = Outcome(stored.Status), stored.ErrorClass
+		return r
+	}
+	var after uint64
+	if stored != nil {
+		after = stored.Seq
+	}
+	actx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err := c.AwaitAfter(actx, id, after)
+	if err != nil {
+		return fail(err)
+	}
+	r.Outcome, r.Class = Outcome(res.Status), res.ErrorClass
+	return r
+}

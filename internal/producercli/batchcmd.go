@@ -1,0 +1,59 @@
+package producercli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+)
+
+// runBatch is "batch --file F": submit every line of a JSON Lines file and
+// print a summary by outcome and class.
+func runBatch(ctx context.Context, args []string, g *globals, env Env) int {
+	fs := flag.NewFlagSet("batch", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	g.register(fs)
+	var (
+		file        string
+		ratePerSec  float64
+		concurrency int
+	)
+	fs.StringVar(&file, "file", "", "JSON Lines file of requests (required; - for stdin is not supported)")
+	fs.Float64Var(&ratePerSec, "rate", 10, "submissions per second (0: unlimited)")
+	fs.IntVar(&concurrency, "concurrency", 4, "invocations in flight at once")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return usageCode(err)
+	}
+	if file == "" || len(pos) != 0 || ratePerSec < 0 || concurrency < 1 {
+		fmt.Fprintln(env.Stderr, "producer batch: want --file F, --rate >= 0, --concurrency >= 1 and no arguments")
+		return ExitUsage
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "producer batch:", err)
+		return ExitError
+	}
+	lines, err := ParseBatch(f)
+	_ = f.Close()
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "producer batch:", err)
+		return ExitError
+	}
+	nc, c, err := connect(g)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "producer batch:", err)
+		return ExitError
+	}
+	defer nc.Close()
+	results, err := RunBatch(ctx, c, lines, BatchOptions{
+		Rate: ratePerSec, Concurrency: concurrency, Timeout: g.timeout,
+		Progress: NewProgress(env.Stderr, env.Terminal(env.Stderr)),
+	})
+	WriteSummary(env.Stdout, results)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "producer batch:", err)
+		return ExitInterrupted
+	}
+	return batchExitCode(results)
+}

@@ -1,0 +1,21 @@
+// Package producercli is the logic of cmd/producer: the send, await and
+// batch commands on top of pkg/client. cmd/producer only wires signals,
+// standard streams and the exit code to Run.
+//
+// Usage:
+//
+//	producer [--nats-url URL] [--timeout D] send --agent A --user U --session S [--invocation ID] [--metadata k=v]... [--wait] [--json] TEXT...
+//	producer [--nats-url URL] [--timeout D] await [--json] INVOCATION_ID
+//	producer [--nats-url URL] [--timeout D] batch --file requests.jsonl [--rate N] [--concurrency N]
+//
+// Flags may also follow the command and its arguments. --nats-url defaults
+// to $AGENTFLEET_NATS_URL, else nats://127.0.0.1:4222. --timeout is how long
+// to wait for a result (per invocation in a batch; default 2m). The streams
+// must exist (the fleet creates them; see internal/streams).
+//
+// Exit codes (see the Exit constants): 0 success (every result completed),
+// 1 an error (NATS unreachable, a file unreadable, a publish failed),
+// 2 usage, 3 timed out waiting for a result, 4 a result that is not
+// completed (failed or dead-lettered; in a batch also invalid lines and
+// timeouts), 130 interrupted.
+package producercli

@@ -1,0 +1,159 @@
+package producercli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentfleet/agentfleet/internal/streams"
+	"github.com/agentfleet/agentfleet/pkg/client"
+)
+
+// Defaults of the global flags.
+const (
+	// DefaultNATSURL is used when neither --nats-url nor $EnvNATSURL is set.
+	DefaultNATSURL = "nats://127.0.0.1:4222"
+	// EnvNATSURL names the environment variable for --nats-url.
+	EnvNATSURL = "AGENTFLEET_NATS_URL"
+	// DefaultTimeout is --timeout's default.
+	DefaultTimeout = 2 * time.Minute
+	// connectTimeout bounds connecting to NATS.
+	connectTimeout = 5 * time.Second
+)
+
+// Env is what Run talks to: the standard streams and the environment.
+type Env struct {
+	// Stdout receives results and the batch summary.
+	Stdout io.Writer
+	// Stderr receives diagnostics and the batch progress.
+	Stderr io.Writer
+	// Getenv reads the environment (os.Getenv when nil).
+	Getenv func(string) string
+	// Terminal reports whether w is a terminal (for the progress bar);
+	// when nil, an *os.File that is a terminal counts.
+	Terminal func(w io.Writer) bool
+}
+
+// globals are the flags every command takes.
+type globals struct {
+	natsURL string
+	timeout time.Duration
+}
+
+func (g *globals) register(fs *flag.FlagSet) {
+	fs.StringVar(&g.natsURL, "nats-url", g.natsURL, "NATS server URL (env "+EnvNATSURL+")")
+	fs.DurationVar(&g.timeout, "timeout", g.timeout, "how long to wait for a result (per invocation in a batch)")
+}
+
+// Run runs the producer command line args (without the program name) and
+// returns the exit code. ctx ends the command early (signals).
+func Run(ctx context.Context, args []string, env Env) int {
+	if env.Getenv == nil {
+		env.Getenv = os.Getenv
+	}
+	if env.Terminal == nil {
+		env.Terminal = isTerminal
+	}
+	g := globals{natsURL: DefaultNATSURL, timeout: DefaultTimeout}
+	if u := env.Getenv(EnvNATSURL); u != "" {
+		g.natsURL = u
+	}
+	fs := flag.NewFlagSet("producer", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	g.register(fs)
+	fs.Usage = func() { usage(env.Stderr, fs) }
+	if err := fs.Parse(args); err != nil {
+		return usageCode(err)
+	}
+	if fs.NArg() == 0 {
+		usage(env.Stderr, fs)
+		return ExitUsage
+	}
+	cmd, rest := fs.Arg(0), fs.Args()[1:]
+	var run func(context.Context, []string, *globals, Env) int
+	switch cmd {
+	case "send":
+		run = runSend
+	case "await":
+		run = runAwait
+	case "batch":
+		run = runBatch
+	case "help":
+		usage(env.Stdout, fs)
+		return ExitOK
+	default:
+		fmt.Fprintf(env.Stderr, "producer: unknown command %q\n", cmd)
+		usage(env.Stderr, fs)
+		return ExitUsage
+	}
+	return run(ctx, rest, &g, env)
+}
+
+func usage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(w, `usage:
+  producer [flags] send --agent A --user U --session S [--invocation ID] [--metadata k=v]... [--wait] [--json] TEXT...
+  producer [flags] await [--json] INVOCATION_ID
+  producer [flags] batch --file requests.jsonl [--rate N] [--concurrency N]
+
+exit codes: 0 ok, 1 error, 2 usage, 3 timeout, 4 not completed, 130 interrupted
+flags:
+`)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
+
+// usageCode maps a flag parse error to an exit code (-h is not an error).
+func usageCode(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return ExitOK
+	}
+	return ExitUsage
+}
+
+// connect opens the NATS connection and the client; close the returned
+// connection when done.
+func connect(g *globals) (*nats.Conn, *client.Client, error) {
+	nc, err := nats.Connect(g.natsURL, nats.Name("agentfleet-producer"), nats.Timeout(connectTimeout))
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect to %s: %w", g.natsURL, err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("jetstream: %w", err)
+	}
+	c, err := client.New(js, nc, ClientConfig(streams.Config{}))
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return nc, c, nil
+}
+
+// ClientConfig returns the client configuration matching a stream
+// configuration (defaults applied).
+func ClientConfig(sc streams.Config) client.Config {
+	sc = sc.WithDefaults()
+	return client.Config{
+		RequestsStream: sc.RequestsStream, ResultsStream: sc.ResultsStream,
+		RequestPrefix: sc.RequestPrefix, ResultPrefix: sc.ResultPrefix,
+	}
+}
+
+// errorCode maps an error of a command to an exit code.
+func errorCode(ctx context.Context, err error) int {
+	switch {
+	case ctx.Err() != nil:
+		return ExitInterrupted
+	case errors.Is(err, context.DeadlineExceeded):
+		return ExitTimeout
+	}
+	return ExitError
+}

@@ -1,0 +1,79 @@
+package producercli
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"text/tabwriter"
+)
+
+// outcomeOrder orders the summary rows.
+var outcomeOrder = map[Outcome]int{
+	OutcomeCompleted: 0, OutcomeSkipped: 1, OutcomeDuplicateLine: 2, OutcomeFailed: 3,
+	OutcomeDeadLettered: 4, OutcomeTimeout: 5, OutcomeInvalid: 6, OutcomeError: 7, OutcomeCanceled: 8,
+}
+
+// SummaryRow is one row of a batch summary.
+type SummaryRow struct {
+	// Outcome and Class identify the row ("" class: none).
+	Outcome Outcome
+	Class   string
+	// Count is the number of lines with that outcome and class.
+	Count int
+}
+
+// Summarize counts the results by outcome and class, in a fixed order.
+func Summarize(results []LineResult) []SummaryRow {
+	type key struct {
+		o Outcome
+		c string
+	}
+	counts := map[key]int{}
+	for _, r := range results {
+		counts[key{r.Outcome, r.Class}]++
+	}
+	rows := make([]SummaryRow, 0, len(counts))
+	for k, n := range counts {
+		rows = append(rows, SummaryRow{Outcome: k.o, Class: k.c, Count: n})
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		if a, b := outcomeOrder[rows[i].Outcome], outcomeOrder[rows[j].Outcome]; a != b {
+			return a < b
+		}
+		return rows[i].Class < rows[j].Class
+	})
+	return rows
+}
+
+// WriteSummary writes the summary table: outcome, class, count, and the
+// number submitted.
+func WriteSummary(w io.Writer, results []LineResult) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "OUTCOME\tCLASS\tCOUNT")
+	submitted := 0
+	for _, r := range results {
+		if r.Submitted {
+			submitted++
+		}
+	}
+	for _, row := range Summarize(results) {
+		fmt.Fprintf(tw, "%s\t%s\t%d\n", row.Outcome, orDash(row.Class), row.Count)
+	}
+	fmt.Fprintf(tw, "total\t\t%d\n", len(results))
+	fmt.Fprintf(tw, "submitted\t\t%d\n", submitted)
+	_ = tw.Flush()
+}
+
+// batchExitCode is ExitOK when every line completed or was skipped.
+func batchExitCode(results []LineResult) int {
+	code := ExitOK
+	for _, r := range results {
+		switch {
+		case r.Outcome == OutcomeError:
+			return ExitError
+		case !r.Outcome.ok():
+			code = ExitNotCompleted
+		}
+	}
+	return code
+}

@@ -1,0 +1,126 @@
+package streams
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Ensure creates the three streams and the two durable pull consumers of cfg
+// (after WithDefaults), or updates them to cfg when they exist. It is
+// idempotent: every process of the fleet may call it at start-up. A field the
+// server cannot change on an existing stream (retention, storage) makes it
+// fail with the server's error.
+func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) error {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	for _, sc := range []jetstream.StreamConfig{
+		cfg.RequestsStreamConfig(), cfg.ResultsStreamConfig(), cfg.DLQStreamConfig(),
+	} {
+		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
+			return fmt.Errorf("streams: ensure stream %s: %w", sc.Name, err)
+		}
+	}
+	for _, c := range []struct {
+		stream string
+		cc     jetstream.ConsumerConfig
+	}{
+		{cfg.RequestsStream, cfg.WorkerConsumerConfig()},
+		{cfg.DLQStream, cfg.ReplayerConsumerConfig()},
+	} {
+		if _, err := js.CreateOrUpdateConsumer(ctx, c.stream, c.cc); err != nil {
+			return fmt.Errorf("streams: ensure consumer %s on %s: %w", c.cc.Durable, c.stream, err)
+		}
+	}
+	return nil
+}
+
+// RequestsStreamConfig returns AGENT_REQUESTS: work-queue retention (a
+// request is removed once a worker acks or terminates it), the requests'
+// duplicate window, no age limit (work is never dropped).
+func (c Config) RequestsStreamConfig() jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        c.RequestsStream,
+		Description: "agent invocation requests (work queue)",
+		Subjects:    []string{c.RequestPrefix + ".>"},
+		Retention:   jetstream.WorkQueuePolicy,
+		Discard:     jetstream.DiscardOld,
+		Duplicates:  c.RequestDuplicates,
+		Storage:     c.Storage,
+		Replicas:    c.Replicas,
+	}
+}
+
+// ResultsStreamConfig returns AGENT_RESULTS: limits retention, MaxAge
+// ResultsMaxAge and one message per subject, so the last message of
+// <ResultPrefix>.<invocation_id> is the invocation's result. Direct get is
+// allowed so producers read results cheaply. The duplicate window is the
+// server's default (2m, or MaxAge when shorter).
+func (c Config) ResultsStreamConfig() jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:              c.ResultsStream,
+		Description:       "agent invocation results (last per invocation)",
+		Subjects:          []string{c.ResultPrefix + ".*"},
+		Retention:         jetstream.LimitsPolicy,
+		Discard:           jetstream.DiscardOld,
+		MaxAge:            c.ResultsMaxAge,
+		MaxMsgsPerSubject: 1,
+		AllowDirect:       true,
+		Storage:           c.Storage,
+		Replicas:          c.Replicas,
+	}
+}
+
+// DLQStreamConfig returns AGENT_DLQ: limits retention, MaxAge DLQMaxAge,
+// duplicate window DLQDuplicates (entries carry Nats-Msg-Id
+// dlq-<invocation_id>-<n>). Subjects are <DLQPrefix>.<class>.<agent>.
+func (c Config) DLQStreamConfig() jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        c.DLQStream,
+		Description: "dead-lettered agent invocations",
+		Subjects:    []string{c.DLQPrefix + ".*.*"},
+		Retention:   jetstream.LimitsPolicy,
+		Discard:     jetstream.DiscardOld,
+		MaxAge:      c.DLQMaxAge,
+		Duplicates:  c.DLQDuplicates,
+		Storage:     c.Storage,
+		Replicas:    c.Replicas,
+	}
+}
+
+// WorkerConsumerConfig returns the durable pull consumer "workers": explicit
+// ack, AckWait WorkerAckWait, MaxAckPending WorkerMaxAckPending and unlimited
+// MaxDeliver (-1): the worker dead-letters past its own limit, read from the
+// delivery count in the metadata, so the server never drops a request.
+func (c Config) WorkerConsumerConfig() jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable:       c.WorkerConsumer,
+		Description:   "agent workers",
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       c.WorkerAckWait,
+		MaxDeliver:    -1,
+		MaxAckPending: c.WorkerMaxAckPending,
+		FilterSubject: c.RequestPrefix + ".>",
+		ReplayPolicy:  jetstream.ReplayInstantPolicy,
+	}
+}
+
+// ReplayerConsumerConfig returns the durable pull consumer "dlq-replayer" on
+// AGENT_DLQ: explicit ack, unlimited MaxDeliver.
+func (c Config) ReplayerConsumerConfig() jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable:       c.ReplayerConsumer,
+		Description:   "dead-letter replayer",
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       c.ReplayerAckWait,
+		MaxDeliver:    -1,
+		MaxAckPending: c.ReplayerMaxAckPending,
+		FilterSubject: c.DLQPrefix + ".>",
+		ReplayPolicy:  jetstream.ReplayInstantPolicy,
+	}
+}

@@ -1,0 +1,114 @@
+package streams
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// ErrInvalidConfig is matched (errors.Is) by every *ConfigError.
+var ErrInvalidConfig = errors.New("streams: invalid config")
+
+// ConfigError reports one invalid Config field.
+type ConfigError struct {
+	// Field is the Config field's name.
+	Field string
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+// Error implements error.
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("streams: invalid config: %s: %s", e.Field, e.Reason)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalidConfig) true.
+func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
+
+// Validate checks a configuration (call WithDefaults first: zero fields are
+// invalid). It returns the first problem as a *ConfigError.
+func (c Config) Validate() error {
+	for _, n := range []struct{ field, v string }{
+		{"RequestsStream", c.RequestsStream}, {"ResultsStream", c.ResultsStream},
+		{"DLQStream", c.DLQStream}, {"WorkerConsumer", c.WorkerConsumer},
+		{"ReplayerConsumer", c.ReplayerConsumer},
+	} {
+		if err := validName(n.v); err != "" {
+			return &ConfigError{Field: n.field, Reason: err}
+		}
+	}
+	if c.RequestsStream == c.ResultsStream || c.RequestsStream == c.DLQStream || c.ResultsStream == c.DLQStream {
+		return &ConfigError{Field: "RequestsStream", Reason: "the three stream names must differ"}
+	}
+	prefixes := []struct{ field, v string }{
+		{"RequestPrefix", c.RequestPrefix}, {"ResultPrefix", c.ResultPrefix}, {"DLQPrefix", c.DLQPrefix},
+	}
+	for _, p := range prefixes {
+		if err := validPrefix(p.v); err != "" {
+			return &ConfigError{Field: p.field, Reason: err}
+		}
+	}
+	for i, a := range prefixes {
+		for j, b := range prefixes {
+			if i != j && (a.v == b.v || strings.HasPrefix(b.v, a.v+".")) {
+				return &ConfigError{Field: b.field, Reason: fmt.Sprintf("%q overlaps %s %q", b.v, a.field, a.v)}
+			}
+		}
+	}
+	for _, d := range []struct {
+		field string
+		v     time.Duration
+	}{
+		{"RequestDuplicates", c.RequestDuplicates}, {"ResultsMaxAge", c.ResultsMaxAge},
+		{"DLQMaxAge", c.DLQMaxAge}, {"DLQDuplicates", c.DLQDuplicates},
+		{"WorkerAckWait", c.WorkerAckWait}, {"ReplayerAckWait", c.ReplayerAckWait},
+	} {
+		if d.v <= 0 {
+			return &ConfigError{Field: d.field, Reason: "must be positive"}
+		}
+	}
+	if c.DLQDuplicates > c.DLQMaxAge {
+		return &ConfigError{Field: "DLQDuplicates", Reason: "longer than DLQMaxAge"}
+	}
+	if c.Replicas < 1 || c.Replicas > 5 {
+		return &ConfigError{Field: "Replicas", Reason: "must be 1..5"}
+	}
+	if c.WorkerMaxAckPending < 1 {
+		return &ConfigError{Field: "WorkerMaxAckPending", Reason: "must be at least 1"}
+	}
+	if c.ReplayerMaxAckPending < 1 {
+		return &ConfigError{Field: "ReplayerMaxAckPending", Reason: "must be at least 1"}
+	}
+	return nil
+}
+
+// validName checks a stream or consumer name: it becomes an API subject
+// token, so no dots, wildcards, white space or path separators.
+func validName(s string) string {
+	switch {
+	case s == "":
+		return "empty"
+	case len(s) > 64:
+		return "longer than 64 bytes"
+	case strings.ContainsAny(s, ".*> \t\r\n/\\"):
+		return fmt.Sprintf("%q contains one of . * > / \\ or white space", s)
+	}
+	return ""
+}
+
+// validPrefix checks a subject prefix: non-empty tokens, no wildcards.
+func validPrefix(s string) string {
+	if s == "" {
+		return "empty"
+	}
+	if strings.ContainsAny(s, "*> \t\r\n") {
+		return fmt.Sprintf("%q contains a wildcard or white space", s)
+	}
+	for _, tok := range strings.Split(s, ".") {
+		if tok == "" {
+			return fmt.Sprintf("%q has an empty token", s)
+		}
+	}
+	return ""
+}

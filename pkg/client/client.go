@@ -1,0 +1,55 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Client submits requests and awaits results. It is safe for concurrent use.
+type Client struct {
+	js  jetstream.JetStream
+	nc  *nats.Conn
+	cfg Config
+
+	mu      sync.Mutex
+	results jetstream.Stream
+
+	// waitingHook, when set (tests), is called when Await has subscribed,
+	// found no stored result and starts waiting for a live one.
+	waitingHook func(invocationID string)
+}
+
+// New returns a Client on js and nc (normally js's own connection; nil nc
+// means js.Conn()). The streams must exist (internal/streams.Ensure).
+func New(js jetstream.JetStream, nc *nats.Conn, cfg Config) (*Client, error) {
+	if js == nil {
+		return nil, errors.New("client: nil JetStream")
+	}
+	if nc == nil {
+		nc = js.Conn()
+	}
+	return &Client{js: js, nc: nc, cfg: cfg.WithDefaults()}, nil
+}
+
+// Config returns the client's configuration (defaults applied).
+func (c *Client) Config() Config { return c.cfg }
+
+// resultsStream returns the cached AGENT_RESULTS handle.
+func (c *Client) resultsStream(ctx context.Context) (jetstream.Stream, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.results != nil {
+		return c.results, nil
+	}
+	s, err := c.js.Stream(ctx, c.cfg.ResultsStream)
+	if err != nil {
+		return nil, fmt.Errorf("client: results stream %s: %w", c.cfg.ResultsStream, err)
+	}
+	c.results = s
+	return s, nil
+}

@@ -1,0 +1,228 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentfleet/agentfleet/internal/streams/streamstest"
+	"github.com/agentfleet/agentfleet/pkg/agent/model"
+	"github.com/agentfleet/agentfleet/pkg/client"
+	"github.com/agentfleet/agentfleet/pkg/client/clienttest"
+	"github.com/agentfleet/agentfleet/pkg/envelope"
+)
+
+func newClient(t *testing.T, tg streamstest.Target) *client.Client {
+	t.Helper()
+	c, err := client.New(tg.JS, tg.NC, client.Config{
+		RequestsStream: tg.Cfg.RequestsStream, ResultsStream: tg.Cfg.ResultsStream,
+		RequestPrefix: tg.Cfg.RequestPrefix, ResultPrefix: tg.Cfg.ResultPrefix,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func request(text string) *envelope.Request {
+	return &envelope.Request{Agent: "support", UserID: "u1", SessionID: "s1", Message: model.NewTextContent(model.RoleUser, text)}
+}
+
+func TestAwaitBeforeCompletion(t *testing.T) {
+	for _, tg := range streamstest.Targets(t) {
+		t.Run(tg.Name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			defer cancel()
+			w := clienttest.Start(t, tg.JS, tg.Cfg, clienttest.Echo, clienttest.Held())
+			c := newClient(t, tg)
+			waiting := make(chan string, 1)
+			client.SetWaitingHook(c, func(id string) { waiting <- id })
+
+			id, err := c.Submit(ctx, request("hello"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !envelope.ValidID(id) {
+				t.Fatalf("generated id %q", id)
+			}
+			type out struct {
+				res *envelope.Result
+				err error
+			}
+			done := make(chan out, 1)
+			go func() {
+				res, err := c.Await(ctx, id)
+				done <- out{res, err}
+			}()
+			// The worker holds the request and Await has found nothing stored:
+			// the result can only arrive on the live subscription.
+			if got := recv(ctx, t, w.Taken()); got != id {
+				t.Fatalf("worker took %q", got)
+			}
+			if got := recv(ctx, t, waiting); got != id {
+				t.Fatalf("waiting for %q", got)
+			}
+			w.Release()
+			o := recv(ctx, t, done)
+			if o.err != nil || o.res.Status != envelope.StatusCompleted || o.res.Content != "echo: hello" || o.res.InvocationID != id {
+				t.Fatalf("Await = %+v, %v", o.res, o.err)
+			}
+		})
+	}
+}
+
+func TestAwaitAfterCompletion(t *testing.T) {
+	tg := streamstest.Embedded(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	w := clienttest.Start(t, tg.JS, tg.Cfg, clienttest.Echo)
+	c := newClient(t, tg)
+	res, err := c.SubmitAndAwait(ctx, request("first"))
+	if err != nil || res.Status != envelope.StatusCompleted {
+		t.Fatalf("SubmitAndAwait = %+v, %v", res, err)
+	}
+	// Long after completion, Await reads the stored result and does not wait.
+	client.SetWaitingHook(c, func(id string) { t.Errorf("Await waited for %s although it completed", id) })
+	again, err := c.Await(ctx, res.InvocationID)
+	if err != nil || again.Content != "echo: first" {
+		t.Fatalf("Await after completion = %+v, %v", again, err)
+	}
+	st, err := c.Lookup(ctx, res.InvocationID)
+	if err != nil || st.Seq == 0 || st.Content != "echo: first" {
+		t.Fatalf("Lookup = %+v, %v", st, err)
+	}
+	if _, err := c.Lookup(ctx, "never-submitted"); !errors.Is(err, client.ErrNoResult) {
+		t.Fatalf("Lookup of an unknown id: %v", err)
+	}
+	if n := w.Runs()[res.InvocationID]; n != 1 {
+		t.Fatalf("ran %d times", n)
+	}
+}
+
+func TestDuplicateSubmitIsDeduplicated(t *testing.T) {
+	tg := streamstest.Embedded(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	w := clienttest.Start(t, tg.JS, tg.Cfg, clienttest.Echo, clienttest.Held())
+	c := newClient(t, tg)
+
+	req := request("once")
+	req.InvocationID = "inv-dup-1"
+	first, err := c.Send(ctx, req)
+	if err != nil || first.Duplicate {
+		t.Fatalf("first Send = %+v, %v", first, err)
+	}
+	second, err := c.Send(ctx, request("once"))
+	if err != nil || second.Duplicate || second.InvocationID == first.InvocationID {
+		t.Fatalf("a request without id got %+v, %v", second, err)
+	}
+	dup := request("once")
+	dup.InvocationID = "inv-dup-1"
+	again, err := c.Send(ctx, dup)
+	if err != nil || !again.Duplicate || again.Sequence != first.Sequence {
+		t.Fatalf("resubmission = %+v, %v; want a duplicate of seq %d", again, err, first.Sequence)
+	}
+	w.Release()
+	for _, id := range []string{first.InvocationID, second.InvocationID} {
+		if _, err := c.Await(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if runs := w.Runs(); runs["inv-dup-1"] != 1 || len(runs) != 2 {
+		t.Fatalf("runs %v", runs)
+	}
+}
+
+func TestAwaitTimesOut(t *testing.T) {
+	tg := streamstest.Embedded(t)
+	c := newClient(t, tg)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := c.Await(ctx, "nobody-runs-this")
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Await = %v, want DeadlineExceeded", err)
+	}
+	cctx, ccancel := context.WithCancel(context.Background())
+	client.SetWaitingHook(c, func(string) { ccancel() })
+	if _, err := c.Await(cctx, "nobody-runs-this"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Await after cancel = %v", err)
+	}
+}
+
+func TestAwaitAfterIgnoresOlderResult(t *testing.T) {
+	tg := streamstest.Embedded(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	c := newClient(t, tg)
+	publish := func(content string) {
+		b, _ := (&envelope.Result{InvocationID: "inv-r", Status: envelope.StatusDeadLettered, Content: content}).Encode()
+		if _, err := tg.JS.Publish(ctx, tg.Cfg.ResultSubject("inv-r"), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish("old")
+	old, err := c.Lookup(ctx, "inv-r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := make(chan string, 1)
+	client.SetWaitingHook(c, func(id string) { waiting <- id })
+	done := make(chan *envelope.Result, 1)
+	go func() {
+		res, err := c.AwaitAfter(ctx, "inv-r", old.Seq)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	recv(ctx, t, waiting)
+	publish("new")
+	if res := recv(ctx, t, done); res == nil || res.Content != "new" {
+		t.Fatalf("AwaitAfter = %+v", res)
+	}
+}
+
+func TestSubmitValidates(t *testing.T) {
+	tg := streamstest.Embedded(t)
+	c := newClient(t, tg)
+	ctx := context.Background()
+	cases := map[string]*envelope.Request{
+		"nil":          nil,
+		"no agent":     {UserID: "u", SessionID: "s", Message: model.NewTextContent(model.RoleUser, "x")},
+		"dotted id":    {InvocationID: "a.b", Agent: "support", UserID: "u", SessionID: "s", Message: model.NewTextContent(model.RoleUser, "x")},
+		"empty text":   {Agent: "support", UserID: "u", SessionID: "s", Message: model.NewTextContent(model.RoleUser, "")},
+		"too large":    request(strings.Repeat("x", envelope.DefaultMaxSize)),
+		"wrong schema": {V: 7, Agent: "support", UserID: "u", SessionID: "s", Message: model.NewTextContent(model.RoleUser, "x")},
+	}
+	for name, req := range cases {
+		_, err := c.Submit(ctx, req)
+		var ie *envelope.InvalidError
+		if !errors.As(err, &ie) {
+			t.Errorf("%s: Submit = %v, want *envelope.InvalidError", name, err)
+		}
+	}
+	if _, err := c.Await(ctx, "a.b"); !errors.Is(err, client.ErrInvalidInvocationID) {
+		t.Errorf("Await(a.b) = %v", err)
+	}
+	// Bad result on the subject.
+	if _, err := tg.JS.Publish(ctx, tg.Cfg.ResultSubject("inv-bad"), []byte("garbage")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Await(ctx, "inv-bad"); !errors.Is(err, client.ErrBadResult) {
+		t.Errorf("Await of a bad result = %v", err)
+	}
+}
+
+// recv receives from ch or fails the test when ctx ends first.
+func recv[T any](ctx context.Context, t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-ctx.Done():
+		t.Fatalf("waited in vain: %v", ctx.Err())
+		panic("unreachable")
+	}
+}

@@ -1,0 +1,85 @@
+package client
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentfleet/agentfleet/pkg/envelope"
+)
+
+// Receipt is the server's acknowledgement of a submitted request.
+type Receipt struct {
+	// InvocationID is the request's invocation id.
+	InvocationID string
+	// Stream and Sequence locate the stored request.
+	Stream   string
+	Sequence uint64
+	// Duplicate is set when the server already had a request with this
+	// invocation id within the duplicate window: nothing new was stored,
+	// and the earlier request's result is the one to await.
+	Duplicate bool
+}
+
+// NewInvocationID returns a fresh random invocation id (a UUID, which is
+// subject-safe).
+func NewInvocationID() string { return uuid.NewString() }
+
+// Submit publishes req and returns its invocation id; see Send. A duplicate
+// is not an error (use Send to tell).
+func (c *Client) Submit(ctx context.Context, req *envelope.Request) (string, error) {
+	r, err := c.Send(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	return r.InvocationID, nil
+}
+
+// Send publishes req to <RequestPrefix>.<agent> with Nats-Msg-Id = the
+// invocation id and waits for the PubAck. It sets req.InvocationID to a new
+// id when it is empty and req.V when it is zero, then validates req like the
+// worker does (an *envelope.InvalidError when it fails) and checks its size.
+// A duplicate PubAck is reported in the Receipt, not as an error.
+func (c *Client) Send(ctx context.Context, req *envelope.Request) (*Receipt, error) {
+	if req == nil {
+		return nil, fmt.Errorf("client: submit: %w", &envelope.InvalidError{Reason: "nil request"})
+	}
+	if req.InvocationID == "" {
+		req.InvocationID = NewInvocationID()
+	}
+	if req.V == 0 {
+		req.V = envelope.Version
+	}
+	if err := req.Validate(); err != nil {
+		return nil, fmt.Errorf("client: submit: %w", err)
+	}
+	data, err := req.Encode()
+	if err != nil {
+		return nil, fmt.Errorf("client: submit %s: encode: %w", req.InvocationID, err)
+	}
+	if len(data) > c.cfg.MaxRequestSize {
+		return nil, fmt.Errorf("client: submit %s: %w", req.InvocationID,
+			&envelope.InvalidError{Reason: fmt.Sprintf("request is %d bytes, limit %d", len(data), c.cfg.MaxRequestSize)})
+	}
+	msg := &nats.Msg{Subject: envelope.RequestSubject(c.cfg.RequestPrefix, req.Agent), Data: data}
+	ack, err := c.js.PublishMsg(ctx, msg,
+		jetstream.WithMsgID(req.InvocationID),
+		jetstream.WithExpectStream(c.cfg.RequestsStream))
+	if err != nil {
+		return nil, fmt.Errorf("client: submit %s: %w", req.InvocationID, err)
+	}
+	return &Receipt{InvocationID: req.InvocationID, Stream: ack.Stream, Sequence: ack.Sequence, Duplicate: ack.Duplicate}, nil
+}
+
+// SubmitAndAwait submits req and awaits its result. When the submission is
+// a duplicate it awaits the earlier request's result.
+func (c *Client) SubmitAndAwait(ctx context.Context, req *envelope.Request) (*envelope.Result, error) {
+	id, err := c.Submit(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return c.Await(ctx, id)
+}

@@ -1,0 +1,137 @@
+package dlq
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentfleet/agentfleet/pkg/agent/tool"
+	"github.com/agentfleet/agentfleet/pkg/envelope"
+)
+
+// headerReserve is what Publish leaves of the server's max payload for the
+// headers when it has to cut a large request.
+const headerReserve = 1024
+
+// Publisher writes entries to the DLQ stream. It is safe for concurrent use.
+type Publisher struct {
+	js  jetstream.JetStream
+	cfg Config
+	now func() time.Time
+}
+
+// NewPublisher returns a Publisher on js for cfg (zero fields default).
+func NewPublisher(js jetstream.JetStream, cfg Config) *Publisher {
+	return &Publisher{js: js, cfg: cfg.WithDefaults(), now: time.Now}
+}
+
+// Publish writes e to <Prefix>.<class>.<agent> and waits for the PubAck. A
+// duplicate (the same dlq-<invocation_id>-<replay_count> within the stream's
+// duplicate window) is not an error: the returned PubAck has Duplicate set
+// and the stored entry is the first one.
+//
+// Publish completes e in place before it encodes it: V; FailedAt (now when
+// zero, UTC) and FirstFailedAt (FailedAt when zero); Reason sanitised with
+// tool.SanitizeString; Agent set to UnknownAgent when it is not a valid
+// name; and an InvocationID that is empty or invalid replaced with
+// DerivedInvocationID(e.SourceSeq) (the original stays in the request). An
+// entry without a class, or with neither a valid invocation id nor a
+// SourceSeq, is rejected with an error matching ErrInvalidEntry. When the
+// entry does not fit the connection's max payload the request is cut (see
+// Entry).
+func (p *Publisher) Publish(ctx context.Context, e *Entry) (*jetstream.PubAck, error) {
+	if err := p.normalise(e); err != nil {
+		return nil, err
+	}
+	data, err := p.encodeToFit(e)
+	if err != nil {
+		return nil, err
+	}
+	msg := &nats.Msg{
+		Subject: envelope.DLQSubject(p.cfg.Prefix, e.Class, e.Agent),
+		Data:    data,
+		Header:  nats.Header{},
+	}
+	msg.Header.Set(HeaderClass, e.Class)
+	msg.Header.Set(HeaderAgent, e.Agent)
+	msg.Header.Set(HeaderInvocationID, e.InvocationID)
+	msg.Header.Set(HeaderReplayCount, strconv.Itoa(e.ReplayCount))
+	msg.Header.Set(HeaderEntryVersion, strconv.Itoa(e.V))
+	ack, err := p.js.PublishMsg(ctx, msg,
+		jetstream.WithMsgID(MsgID(e.InvocationID, e.ReplayCount)),
+		jetstream.WithExpectStream(p.cfg.Stream))
+	if err != nil {
+		return nil, fmt.Errorf("dlq: publish %s (%s): %w", e.InvocationID, e.Class, err)
+	}
+	return ack, nil
+}
+
+func (p *Publisher) normalise(e *Entry) error {
+	if e == nil {
+		return &DecodeError{Reason: "nil entry"}
+	}
+	e.V = Version
+	if !classRE.MatchString(e.Class) {
+		return &DecodeError{Reason: fmt.Sprintf("class %q is not [A-Z][A-Z0-9_]*", e.Class)}
+	}
+	if !envelope.ValidID(e.InvocationID) {
+		if e.SourceSeq == 0 {
+			return &DecodeError{Reason: "no valid invocation_id and no source_seq to derive one"}
+		}
+		e.InvocationID = DerivedInvocationID(e.SourceSeq)
+	}
+	e.Agent = AgentToken(e.Agent)
+	e.Reason = tool.SanitizeString(e.Reason)
+	if e.FailedAt.IsZero() {
+		e.FailedAt = p.now().UTC()
+	}
+	if e.FirstFailedAt.IsZero() || e.FirstFailedAt.After(e.FailedAt) {
+		e.FirstFailedAt = e.FailedAt
+	}
+	if e.ReplayCount < 0 {
+		e.ReplayCount = 0
+	}
+	if e.RequestSize == 0 {
+		e.RequestSize = len(e.OriginalRequest())
+	}
+	return e.check()
+}
+
+// encodeToFit encodes e; when that exceeds the connection's max payload it
+// keeps only a prefix of the request (RequestTruncated).
+func (p *Publisher) encodeToFit(e *Entry) ([]byte, error) {
+	data, err := e.Encode()
+	if err != nil {
+		return nil, fmt.Errorf("dlq: encode entry: %w", err)
+	}
+	limit := int(p.js.Conn().MaxPayload()) - headerReserve
+	if limit <= 0 || len(data) <= limit {
+		return data, nil
+	}
+	orig := e.OriginalRequest()
+	sum := sha256.Sum256(orig)
+	e.Request, e.RequestRaw = nil, nil
+	e.RequestTruncated, e.RequestSHA256 = true, hex.EncodeToString(sum[:])
+	base, err := e.Encode()
+	if err != nil {
+		return nil, fmt.Errorf("dlq: encode entry: %w", err)
+	}
+	// base64 turns 3 bytes into 4; keep a margin for the field name.
+	room := (limit-len(base)-64)/4*3 - 3
+	if room <= 0 {
+		return nil, errors.New("dlq: entry does not fit the max payload even without its request")
+	}
+	e.RequestRaw = orig[:min(room, len(orig))]
+	data, err = e.Encode()
+	if err != nil {
+		return nil, fmt.Errorf("dlq: encode entry: %w", err)
+	}
+	return data, nil
+}
