@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentfleet/agentfleet/internal/cooldown"
+	"github.com/agentfleet/agentfleet/pkg/idempotency"
 )
 
 // Worker is the worker's configuration. The yaml tags are the keys of
@@ -144,8 +145,9 @@ type Sim struct {
 
 // Idempotency tunes tool-effect records.
 type Idempotency struct {
-	// Retention of completed records (default 14d); must be at least the
-	// DLQ's max age so a replay never repeats an effect.
+	// Retention of completed records (default 15d); must exceed the DLQ's
+	// max age by idempotency.RetentionSlack (1d) so a replay of the oldest
+	// dead letter still finds the record and never repeats an effect.
 	Retention time.Duration `yaml:"retention"`
 	Lease     time.Duration `yaml:"lease"`
 }
@@ -169,7 +171,7 @@ func DefaultWorker() Worker {
 		Model: Model{Spec: "sim", MaxModelCalls: 12,
 			Retry: Retry{Attempts: 3, Initial: 500 * time.Millisecond, Max: 8 * time.Second, HintCap: 30 * time.Second},
 			Sim:   Sim{Latency: 20 * time.Millisecond, Seed: 1}},
-		Idempotency: Idempotency{Retention: 14 * 24 * time.Hour, Lease: 30 * time.Second},
+		Idempotency: Idempotency{Retention: idempotency.DefaultRetention, Lease: 30 * time.Second},
 		Cooldown:    cooldown.Config{}.WithDefaults(),
 		MetricsAddr: ":9090",
 		LogLevel:    "info",
@@ -192,8 +194,8 @@ func (c Worker) Validate() error {
 	if c.Streams.AckWait < 3*time.Second {
 		add("streams.ack_wait %v is too short for InProgress heartbeats (min 3s)", c.Streams.AckWait)
 	}
-	if c.Idempotency.Retention < c.Streams.DLQMaxAge {
-		add("idempotency.retention %v is shorter than streams.dlq_max_age %v: a replay of an old dead letter could repeat a refund", c.Idempotency.Retention, c.Streams.DLQMaxAge)
+	if err := idempotency.ValidateRetention(c.Idempotency.Retention, c.Streams.DLQMaxAge); err != nil {
+		add("idempotency.retention: %v", err)
 	}
 	if c.Idempotency.Lease <= 0 || c.Worker.SessionLease <= 0 {
 		add("idempotency.lease and worker.session_lease must be positive")

@@ -1,0 +1,96 @@
+package worker
+
+import (
+	"errors"
+	"time"
+)
+
+// Config tunes one worker process. Zero fields take the defaults of
+// WithDefaults.
+type Config struct {
+	// Name identifies the worker in logs, lock owners and DLQ entries.
+	// Required.
+	Name string
+	// Concurrency is the number of invocations run at once (default 8).
+	Concurrency int
+	// MaxDeliveries: a message delivered more often is dead-lettered
+	// (default 5).
+	MaxDeliveries int
+	// AckWait is the consumer's AckWait; heartbeats go every AckWait/3
+	// (default 60s).
+	AckWait time.Duration
+	// DrainTimeout is how long in-flight invocations may finish after the
+	// run context ends, before they are stopped at a step boundary and
+	// Nak'ed (default 25s).
+	DrainTimeout time.Duration
+	// BusyDelay is the NakWithDelay for a busy session (default 2s).
+	BusyDelay time.Duration
+	// InfraBackoffMax caps the NakWithDelay when the worker's own stores
+	// fail: 1s doubling per delivery up to this (default 30s).
+	InfraBackoffMax time.Duration
+	// SessionLease is the session lock lease, renewed at a third of it
+	// (default 2m).
+	SessionLease time.Duration
+	// MaxRequestBytes is the request size limit (default 1 MiB).
+	MaxRequestBytes int
+	// FetchWait is how long one fetch waits for messages (default 2s).
+	FetchWait time.Duration
+}
+
+// WithDefaults returns c with zero fields set to defaults.
+func (c Config) WithDefaults() Config {
+	set := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = 8
+	}
+	if c.MaxDeliveries == 0 {
+		c.MaxDeliveries = 5
+	}
+	set(&c.AckWait, 60*time.Second)
+	set(&c.DrainTimeout, 25*time.Second)
+	set(&c.BusyDelay, 2*time.Second)
+	set(&c.InfraBackoffMax, 30*time.Second)
+	set(&c.SessionLease, 2*time.Minute)
+	set(&c.FetchWait, 2*time.Second)
+	if c.MaxRequestBytes == 0 {
+		c.MaxRequestBytes = 1 << 20
+	}
+	return c
+}
+
+// Validate reports unusable settings.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Name == "" {
+		errs = append(errs, errors.New("worker: Name is required"))
+	}
+	if c.Concurrency < 1 {
+		errs = append(errs, errors.New("worker: Concurrency must be at least 1"))
+	}
+	if c.MaxDeliveries < 1 {
+		errs = append(errs, errors.New("worker: MaxDeliveries must be at least 1"))
+	}
+	if c.AckWait < 3*time.Second {
+		errs = append(errs, errors.New("worker: AckWait must be at least 3s"))
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) heartbeat() time.Duration { return c.AckWait / 3 }
+
+// infraDelay is the NakWithDelay for the n-th delivery when the worker's own
+// infrastructure failed: 1s, 2s, 4s … capped.
+func (c Config) infraDelay(delivered int) time.Duration {
+	d := time.Second
+	for i := 1; i < delivered && d < c.InfraBackoffMax; i++ {
+		d *= 2
+	}
+	if d > c.InfraBackoffMax {
+		d = c.InfraBackoffMax
+	}
+	return d
+}

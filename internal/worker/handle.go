@@ -1,0 +1,247 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/agentfleet/agentfleet/internal/cooldown"
+	"github.com/agentfleet/agentfleet/pkg/agent"
+	"github.com/agentfleet/agentfleet/pkg/agent/session"
+	"github.com/agentfleet/agentfleet/pkg/envelope"
+	"github.com/agentfleet/agentfleet/pkg/idempotency"
+	"github.com/agentfleet/agentfleet/pkg/taxonomy"
+)
+
+// HeaderFirstFailedAt carries, on a replayed request, when the invocation
+// first failed (RFC 3339), so DLQ entries keep it across replays.
+const HeaderFirstFailedAt = "Agent-First-Failed-At"
+
+// job is one message being handled.
+type job struct {
+	msg       jetstream.Msg
+	meta      *jetstream.MsgMetadata
+	delivered int
+	replay    int
+	firstFail time.Time
+	req       *envelope.Request
+	started   time.Time
+	log       zerolog.Logger
+}
+
+// handleSafely handles one message; a panic anywhere in it is logged and
+// the message is put back, never lost and never crashing the worker.
+func (w *Worker) handleSafely(ctx context.Context, msg jetstream.Msg) {
+	defer func() {
+		if p := recover(); p != nil {
+			w.log.Error().Interface("panic", p).Bytes("stack", debug.Stack()).Msg("panic while handling a message; Nak with delay")
+			_ = msg.NakWithDelay(w.cfg.InfraBackoffMax)
+		}
+	}()
+	w.handle(ctx, msg)
+}
+
+func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
+	j := &job{msg: msg, started: time.Now(), log: w.log}
+	meta, err := msg.Metadata()
+	if err != nil {
+		w.log.Error().Err(err).Msg("message without JetStream metadata; terminated")
+		_ = msg.Term()
+		return
+	}
+	j.meta, j.delivered = meta, int(meta.NumDelivered)
+	j.replay, _ = strconv.Atoi(msg.Headers().Get(envelope.HeaderReplayCount))
+	if t, err := time.Parse(time.RFC3339Nano, msg.Headers().Get(HeaderFirstFailedAt)); err == nil {
+		j.firstFail = t
+	}
+
+	hb := startHeartbeat(msg, w.cfg.heartbeat())
+	defer hb.stop()
+
+	req, err := envelope.DecodeRequest(msg.Data(), w.cfg.MaxRequestBytes)
+	if err != nil {
+		w.badInput(ctx, j, err.Error())
+		return
+	}
+	j.req = req
+	j.log = w.log.With().Str("invocation_id", req.InvocationID).Str("session_id", req.SessionID).
+		Str("agent", req.Agent).Int("delivery", j.delivered).Logger()
+	runner, ok := w.deps.Agents[req.Agent]
+	if !ok {
+		w.badInput(ctx, j, fmt.Sprintf("unknown agent %q", req.Agent))
+		return
+	}
+
+	// A completed (or already dead-lettered) invocation is not run again.
+	rec, err := w.deps.Invocations.Get(ctx, req.InvocationID)
+	switch {
+	case errors.Is(err, session.ErrInvocationNotFound):
+		rec = nil
+	case err != nil:
+		w.nakInfra(j, "read invocation record", err)
+		return
+	}
+	if rec != nil && w.alreadyDone(ctx, j, rec) {
+		return
+	}
+
+	if j.delivered > w.cfg.MaxDeliveries {
+		class, reason := taxonomy.Unknown, fmt.Sprintf("delivered %d times, limit %d", j.delivered, w.cfg.MaxDeliveries)
+		if rec != nil && rec.Error != "" {
+			reason += "; last error: " + rec.Error
+		}
+		w.deadLetter(ctx, j, runner, nil, class, reason, nil)
+		return
+	}
+
+	key := session.Key{App: req.Agent, UserID: req.UserID, SessionID: req.SessionID}
+	// The owner token is unique to this delivery: re-acquiring with the same
+	// token succeeds, so a redelivery of the same message to this worker must
+	// not count as the same holder.
+	owner := fmt.Sprintf("%s/%s/%d", w.cfg.Name, req.InvocationID, j.delivered)
+	lease, err := w.deps.Locker.Acquire(ctx, key, owner, w.cfg.SessionLease)
+	if errors.Is(err, session.ErrLocked) {
+		j.log.Debug().Err(err).Msg("session busy; Nak with delay")
+		w.deps.Metrics.message(req.Agent, "nak_busy")
+		_ = msg.NakWithDelay(w.cfg.BusyDelay)
+		return
+	}
+	if err != nil {
+		w.nakInfra(j, "acquire session lock", err)
+		return
+	}
+	renewer := session.KeepAlive(ctx, w.deps.Locker, lease, w.cfg.SessionLease/3)
+	defer func() {
+		_ = renewer.Stop()
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := w.deps.Locker.Release(rctx, key, owner); err != nil && !errors.Is(err, session.ErrNotOwner) {
+			j.log.Warn().Err(err).Msg("release session lock")
+		}
+	}()
+
+	if err := w.deps.Invocations.Transition(ctx, &session.Invocation{ID: req.InvocationID, Session: key, Status: session.InvocationRunning}); err != nil {
+		if errors.Is(err, session.ErrInvocationCompleted) {
+			w.ack(j, "duplicate")
+			return
+		}
+		w.nakInfra(j, "mark invocation running", err)
+		return
+	}
+
+	// Stop at a step boundary on shutdown or when the session lock is lost
+	// (another worker may take the session over).
+	stop := make(chan struct{})
+	go func() {
+		select {
+		case <-w.stop:
+		case <-renewer.Lost():
+			j.log.Warn().Err(renewer.Err()).Msg("session lock lost; stopping at the next step boundary")
+		case <-stop:
+			return
+		}
+		close(stop)
+	}()
+	defer func() {
+		select {
+		case <-stop:
+		default:
+			close(stop)
+		}
+	}()
+
+	w.deps.Metrics.inFlight(1)
+	out, runErr := runner.Invoke(ctx, agent.RunRequest{
+		InvocationID: req.InvocationID, UserID: req.UserID, SessionID: req.SessionID,
+		Message: req.Message, Stop: stop,
+	})
+	w.deps.Metrics.inFlight(-1)
+	w.finish(ctx, j, runner, out, runErr)
+}
+
+// finish maps the invocation's outcome to exactly one action.
+func (w *Worker) finish(ctx context.Context, j *job, runner *agent.Runner, out *agent.Outcome, runErr error) {
+	req := j.req
+	var coolErr *cooldown.OpenError
+	switch {
+	case runErr == nil:
+		if cls, degraded := degradedClass(out); degraded {
+			// The on-model-error callback answered honestly after the
+			// retries were spent; the work itself is still queued.
+			w.deadLetter(ctx, j, runner, out, cls, "model failed after retries ("+string(cls)+"); the user got a degraded answer", nil)
+			return
+		}
+		w.complete(ctx, j, out)
+	case errors.Is(runErr, agent.ErrStopped) || errors.Is(runErr, context.Canceled):
+		j.log.Info().Msg("invocation stopped at a step boundary; Nak so another worker resumes it")
+		w.deps.Metrics.message(req.Agent, "nak_stopped")
+		_ = j.msg.Nak()
+	case errors.As(runErr, &coolErr):
+		d := coolErr.RetryIn(time.Now())
+		j.log.Info().Str("model", coolErr.Model).Dur("delay", d).Msg("model cooling down fleet-wide; Nak with delay")
+		w.deps.Metrics.message(req.Agent, "nak_cooldown")
+		_ = j.msg.NakWithDelay(d)
+	case isInfra(runErr):
+		w.nakInfra(j, "invocation", runErr)
+	default:
+		f := taxonomy.FailureFromError(runner.Agent.Model.Name(), runErr)
+		w.deadLetter(ctx, j, runner, out, f.Class, runErr.Error(), runErr)
+	}
+}
+
+// isInfra reports failures of the worker's own infrastructure: nothing the
+// model did, so the message goes back with a delay and nothing is lost.
+func isInfra(err error) bool {
+	var se *agent.SessionError
+	return errors.As(err, &se) ||
+		errors.Is(err, idempotency.ErrStoreUnavailable) ||
+		errors.Is(err, idempotency.ErrInProgress)
+}
+
+// degradedClass reports whether the final response is a degraded answer
+// substituted by taxonomy.OnModelError, and the class it recorded.
+func degradedClass(out *agent.Outcome) (taxonomy.Class, bool) {
+	if out == nil || out.Final == nil {
+		return "", false
+	}
+	d := out.Final.Actions.StateDelta
+	if deg, _ := d[taxonomy.StateDegraded].(bool); !deg {
+		return "", false
+	}
+	cls, _ := d[taxonomy.StateErrorClass].(string)
+	if c, err := taxonomy.ParseClass(cls); err == nil {
+		return c, true
+	}
+	return taxonomy.Unknown, true
+}
+
+func (w *Worker) nakInfra(j *job, what string, err error) {
+	d := w.cfg.infraDelay(j.delivered)
+	j.log.Warn().Err(err).Dur("delay", d).Msgf("%s failed (own infrastructure); Nak with delay", what)
+	agentName := "unknown"
+	if j.req != nil {
+		agentName = j.req.Agent
+	}
+	w.deps.Metrics.message(agentName, "nak_infra")
+	_ = j.msg.NakWithDelay(d)
+}
+
+func (w *Worker) ack(j *job, action string) {
+	agentName := "unknown"
+	if j.req != nil {
+		agentName = j.req.Agent
+	}
+	w.deps.Metrics.message(agentName, action)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := j.msg.DoubleAck(ctx); err != nil {
+		// The work is recorded; a redelivery finds the record and acks.
+		j.log.Warn().Err(err).Msg("ack not confirmed; a redelivery will be recognised as done")
+	}
+}

@@ -1,0 +1,86 @@
+package worker
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metric names exported by the worker.
+const (
+	MetricMessages     = "agentfleet_worker_messages_total"
+	MetricDeadLetters  = "agentfleet_dead_letters_total"
+	MetricInFlight     = "agentfleet_worker_in_flight"
+	MetricDuration     = "agentfleet_invocation_duration_seconds"
+	MetricPages        = "agentfleet_page_events_total"
+	MetricLoopSuspects = "agentfleet_loop_suspected_total"
+)
+
+// Metrics are the worker's Prometheus instruments. A nil *Metrics records
+// nothing.
+type Metrics struct {
+	// Messages counts handled messages by agent and action (completed,
+	// dead_lettered, failed, bad_input, nak_busy, nak_infra, nak_stopped,
+	// nak_cooldown, duplicate).
+	Messages *prometheus.CounterVec
+	// DeadLetters counts DLQ entries by class and agent.
+	DeadLetters *prometheus.CounterVec
+	// InFlight is the number of invocations running now.
+	InFlight prometheus.Gauge
+	// Duration observes invocation wall time by agent and status.
+	Duration *prometheus.HistogramVec
+	// Pages counts page-level failures (AUTH, NOT_FOUND, BAD_REQUEST) by
+	// class and agent.
+	Pages *prometheus.CounterVec
+	// LoopSuspects counts CALL_BUDGET failures by agent.
+	LoopSuspects *prometheus.CounterVec
+}
+
+// NewMetrics creates the instruments and registers them with reg (nil: not
+// registered).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		Messages: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricMessages,
+			Help: "Request messages handled, by agent and action."}, []string{"agent", "action"}),
+		DeadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricDeadLetters,
+			Help: "Dead-letter entries published, by class and agent."}, []string{"class", "agent"}),
+		InFlight: prometheus.NewGauge(prometheus.GaugeOpts{Name: MetricInFlight,
+			Help: "Invocations running in this worker."}),
+		Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: MetricDuration,
+			Help: "Invocation wall time.", Buckets: prometheus.ExponentialBuckets(0.05, 2, 12)}, []string{"agent", "status"}),
+		Pages: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricPages,
+			Help: "Page-level failures (AUTH, NOT_FOUND, BAD_REQUEST)."}, []string{"class", "agent"}),
+		LoopSuspects: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricLoopSuspects,
+			Help: "Invocations that exhausted their model-call budget."}, []string{"agent"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.Messages, m.DeadLetters, m.InFlight, m.Duration, m.Pages, m.LoopSuspects)
+	}
+	return m
+}
+
+func (m *Metrics) message(agent, action string) {
+	if m != nil {
+		m.Messages.WithLabelValues(agent, action).Inc()
+	}
+}
+
+func (m *Metrics) inFlight(d float64) {
+	if m != nil {
+		m.InFlight.Add(d)
+	}
+}
+
+func (m *Metrics) deadLetter(class, agent string) {
+	if m != nil {
+		m.DeadLetters.WithLabelValues(class, agent).Inc()
+	}
+}
+
+func (m *Metrics) page(class, agent string) {
+	if m != nil {
+		m.Pages.WithLabelValues(class, agent).Inc()
+	}
+}
+
+func (m *Metrics) loopSuspect(agent string) {
+	if m != nil {
+		m.LoopSuspects.WithLabelValues(agent).Inc()
+	}
+}

@@ -1,0 +1,286 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentfleet/agentfleet/pkg/agent"
+	"github.com/agentfleet/agentfleet/pkg/agent/model"
+	"github.com/agentfleet/agentfleet/pkg/agent/session"
+	"github.com/agentfleet/agentfleet/pkg/dlq"
+	"github.com/agentfleet/agentfleet/pkg/envelope"
+	"github.com/agentfleet/agentfleet/pkg/taxonomy"
+)
+
+// User messages of the results (the seed's caller-side texts).
+const (
+	MsgQueued = "Temporary problem; your request is queued and will be completed later."
+	MsgStuck  = "I got stuck on this request. A person will follow up."
+	MsgFailed = "Something went wrong and the request was not completed."
+)
+
+// Record is what the worker keeps in the invocation record's Result field:
+// the published result plus what it needs to tell a replay from a
+// redelivery. The replayer reads it too.
+type Record struct {
+	Result *envelope.Result `json:"result"`
+	// ReplayCount is the request's replay count when it finished.
+	ReplayCount int `json:"replay_count"`
+	// Class is the failure class, if it failed.
+	Class string `json:"class,omitempty"`
+}
+
+// DecodeRecord reads a Record from an invocation record.
+func DecodeRecord(rec *session.Invocation) (*Record, error) {
+	var r Record
+	if len(rec.Result) == 0 {
+		return &r, nil
+	}
+	if err := json.Unmarshal(rec.Result, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+func (w *Worker) complete(ctx context.Context, j *job, out *agent.Outcome) {
+	res := w.resultFor(j, out, envelope.StatusCompleted)
+	res.Content = out.Final.Content.Text()
+	trunc, _ := out.Final.Actions.StateDelta[taxonomy.StateTruncated].(bool)
+	res.Truncated = trunc || out.Final.FinishReason == model.FinishReasonMaxTokens
+	if err := w.publishResult(ctx, res); err != nil {
+		w.nakInfra(j, "publish result", err)
+		return
+	}
+	if err := w.record(ctx, j, session.InvocationCompleted, res, "", ""); err != nil {
+		w.nakInfra(j, "record completion", err)
+		return
+	}
+	j.log.Info().Int("model_calls", res.ModelCalls).Strs("tools", res.ToolsRun).Int64("duration_ms", res.DurationMS).Msg("invocation completed")
+	w.observe(j, res)
+	w.ack(j, "completed")
+}
+
+// deadLetter publishes a DLQ entry (awaiting the PubAck), then the result,
+// then records and acks. If the DLQ publish fails nothing is acked: the
+// message comes back.
+func (w *Worker) deadLetter(ctx context.Context, j *job, runner *agent.Runner, out *agent.Outcome, class taxonomy.Class, reason string, cause error) {
+	req := j.req
+	pol := taxonomy.PolicyFor(class)
+	now := time.Now().UTC()
+	first := j.firstFail
+	if first.IsZero() {
+		first = now
+	}
+	e := &dlq.Entry{
+		InvocationID: req.InvocationID, Agent: req.Agent, Class: string(class), Reason: reason,
+		Retryable: pol.AutoReplay, DeliveryCount: uint64(j.delivered), ReplayCount: j.replay,
+		FirstFailedAt: first, FailedAt: now, Worker: w.cfg.Name, Model: runner.Agent.Model.Name(),
+		ToolsCompleted: toolNames(out), SourceSeq: j.meta.Sequence.Stream,
+	}
+	e.SetRequest(j.msg.Data())
+	if _, err := w.deps.DLQ.Publish(ctx, e); err != nil {
+		w.nakInfra(j, "publish dead letter", err)
+		return
+	}
+	w.deps.Metrics.deadLetter(string(class), req.Agent)
+
+	status, userMsg := envelope.StatusDeadLettered, MsgFailed
+	switch {
+	case pol.Page:
+		status = envelope.StatusFailed
+		j.log.Error().Str("class", string(class)).Str("reason", reason).Bool("page", true).
+			Msg("PAGE: configuration or request error; dead-lettered for replay after the fix")
+		w.deps.Metrics.page(string(class), req.Agent)
+	case class == taxonomy.CallBudget:
+		userMsg = MsgStuck
+		j.log.Error().Str("class", string(class)).Bool("alert", true).
+			Msg("ALERT: loop suspected: model-call budget exhausted; dead-lettered for a person")
+		w.deps.Metrics.loopSuspect(req.Agent)
+	case pol.AutoReplay:
+		userMsg = MsgQueued
+		j.log.Warn().Str("class", string(class)).Str("reason", reason).Msg("transient failure; dead-lettered for replay")
+	default:
+		j.log.Error().Str("class", string(class)).Str("reason", reason).Msg("failure dead-lettered for review")
+	}
+	if out != nil && out.Final != nil && out.Final.Content.Text() != "" {
+		// What the user was actually told (a degraded answer that names
+		// the tools already completed).
+		userMsg = out.Final.Content.Text()
+	}
+	res := w.resultFor(j, out, status)
+	res.ErrorClass, res.UserMessage = string(class), userMsg
+	if err := w.publishResult(ctx, res); err != nil {
+		// The entry is in the DLQ; a redelivery finds the DLQ'd record
+		// only if we record it, so do not ack yet.
+		w.nakInfra(j, "publish result", err)
+		return
+	}
+	recStatus := session.InvocationDeadLettered
+	if status == envelope.StatusFailed {
+		recStatus = session.InvocationFailed
+	}
+	if err := w.record(ctx, j, recStatus, res, string(class), reason); err != nil {
+		w.nakInfra(j, "record dead letter", err)
+		return
+	}
+	w.observe(j, res)
+	w.ack(j, string(status))
+}
+
+// badInput dead-letters a request that can never run (BAD_INPUT) and
+// terminates the message.
+func (w *Worker) badInput(ctx context.Context, j *job, reason string) {
+	id, agentName := peekIDs(j.msg.Data())
+	invocationID := id
+	if invocationID == "" {
+		invocationID = dlq.DerivedInvocationID(j.meta.Sequence.Stream)
+	}
+	now := time.Now().UTC()
+	e := &dlq.Entry{
+		InvocationID: invocationID, Agent: dlq.AgentToken(agentName), Class: string(taxonomy.BadInput), Reason: reason,
+		DeliveryCount: uint64(j.delivered), ReplayCount: j.replay, FirstFailedAt: now, FailedAt: now,
+		Worker: w.cfg.Name, SourceSeq: j.meta.Sequence.Stream,
+	}
+	e.SetRequest(j.msg.Data())
+	if _, err := w.deps.DLQ.Publish(ctx, e); err != nil {
+		w.nakInfra(j, "publish dead letter (bad input)", err)
+		return
+	}
+	w.deps.Metrics.deadLetter(string(taxonomy.BadInput), e.Agent)
+	w.log.Warn().Str("invocation_id", invocationID).Str("reason", reason).Msg("bad input dead-lettered and terminated")
+	if id != "" {
+		res := &envelope.Result{V: envelope.Version, InvocationID: id, Status: envelope.StatusFailed,
+			ErrorClass: string(taxonomy.BadInput), UserMessage: "The request was rejected: " + reason, Attempts: j.delivered}
+		if err := w.publishResult(ctx, res); err != nil {
+			w.log.Warn().Err(err).Msg("publish bad-input result")
+		}
+	}
+	w.deps.Metrics.message(e.Agent, "bad_input")
+	if err := j.msg.Term(); err != nil {
+		w.log.Warn().Err(err).Msg("term")
+	}
+}
+
+// alreadyDone handles a request whose invocation record says it finished.
+// It returns false when the request must run (a replay, or a crashed run).
+func (w *Worker) alreadyDone(ctx context.Context, j *job, rec *session.Invocation) bool {
+	r, err := DecodeRecord(rec)
+	if err != nil {
+		r = &Record{}
+	}
+	switch rec.Status {
+	case session.InvocationCompleted:
+		if r.Result != nil {
+			if err := w.ensureResult(ctx, r.Result); err != nil {
+				w.nakInfra(j, "re-publish result", err)
+				return true
+			}
+		}
+		j.log.Info().Msg("invocation already completed; acked without running")
+		w.ack(j, "duplicate")
+		return true
+	case session.InvocationDeadLettered, session.InvocationFailed:
+		if j.replay > r.ReplayCount {
+			return false // a replay from the DLQ: run (resume) it
+		}
+		if r.Result != nil {
+			if err := w.ensureResult(ctx, r.Result); err != nil {
+				w.nakInfra(j, "re-publish result", err)
+				return true
+			}
+		}
+		j.log.Info().Str("status", string(rec.Status)).Msg("invocation already dead-lettered; redelivery acked")
+		w.ack(j, "duplicate")
+		return true
+	}
+	return false
+}
+
+func (w *Worker) resultFor(j *job, out *agent.Outcome, status envelope.Status) *envelope.Result {
+	res := &envelope.Result{V: envelope.Version, InvocationID: j.req.InvocationID, Status: status,
+		Attempts: j.delivered, DurationMS: time.Since(j.started).Milliseconds()}
+	if out != nil {
+		res.ModelCalls = out.ModelCalls
+		res.ToolsRun = toolNames(out)
+	}
+	return res
+}
+
+func (w *Worker) publishResult(ctx context.Context, res *envelope.Result) error {
+	data, err := res.Encode()
+	if err != nil {
+		return err
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err = w.deps.JS.Publish(pctx, w.deps.Streams.ResultSubject(res.InvocationID), data)
+	return err
+}
+
+// ensureResult re-publishes a finished invocation's result if the results
+// stream no longer holds it (e.g. it aged out or the publish was lost).
+func (w *Worker) ensureResult(ctx context.Context, res *envelope.Result) error {
+	s, err := w.deps.JS.Stream(ctx, w.deps.Streams.ResultsStream)
+	if err != nil {
+		return err
+	}
+	_, err = s.GetLastMsgForSubject(ctx, w.deps.Streams.ResultSubject(res.InvocationID))
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, jetstream.ErrMsgNotFound) {
+		return err
+	}
+	return w.publishResult(ctx, res)
+}
+
+func (w *Worker) record(ctx context.Context, j *job, st session.InvocationStatus, res *envelope.Result, class, reason string) error {
+	payload, err := json.Marshal(Record{Result: res, ReplayCount: j.replay, Class: class})
+	if err != nil {
+		return err
+	}
+	return w.deps.Invocations.Transition(ctx, &session.Invocation{
+		ID: j.req.InvocationID, Session: session.Key{App: j.req.Agent, UserID: j.req.UserID, SessionID: j.req.SessionID},
+		Status: st, Result: payload, Error: reason,
+	})
+}
+
+func (w *Worker) observe(j *job, res *envelope.Result) {
+	if w.deps.Metrics != nil {
+		w.deps.Metrics.Duration.WithLabelValues(j.req.Agent, string(res.Status)).Observe(time.Since(j.started).Seconds())
+	}
+}
+
+func toolNames(out *agent.Outcome) []string {
+	if out == nil {
+		return nil
+	}
+	names := make([]string, 0, len(out.CompletedTools))
+	for _, t := range out.CompletedTools {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+// peekIDs extracts a valid invocation id and agent from a request that
+// failed validation, so its producer still gets a result.
+func peekIDs(data []byte) (invocationID, agentName string) {
+	var p struct {
+		InvocationID string `json:"invocation_id"`
+		Agent        string `json:"agent"`
+	}
+	if len(data) > 1<<20 || json.Unmarshal(data, &p) != nil {
+		return "", ""
+	}
+	if envelope.ValidID(p.InvocationID) {
+		invocationID = p.InvocationID
+	}
+	if envelope.ValidID(p.Agent) {
+		agentName = p.Agent
+	}
+	return invocationID, agentName
+}

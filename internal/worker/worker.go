@@ -1,0 +1,176 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/agentfleet/agentfleet/internal/streams"
+	"github.com/agentfleet/agentfleet/pkg/agent"
+	"github.com/agentfleet/agentfleet/pkg/agent/session"
+	"github.com/agentfleet/agentfleet/pkg/dlq"
+)
+
+// Deps are the parts a worker runs with. All are required except Logger
+// and Metrics.
+type Deps struct {
+	JS      jetstream.JetStream
+	Streams streams.Config
+	// Agents maps an agent name (the request's "agent") to its runner.
+	Agents      map[string]*agent.Runner
+	Locker      session.Locker
+	Invocations session.InvocationStore
+	DLQ         *dlq.Publisher
+	Logger      zerolog.Logger
+	Metrics     *Metrics
+}
+
+// Worker consumes requests and runs invocations.
+type Worker struct {
+	cfg  Config
+	deps Deps
+	log  zerolog.Logger
+	cons jetstream.Consumer
+
+	stop     chan struct{} // closed after the drain timeout: stop at a step boundary
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+}
+
+// New checks the configuration and binds to the worker consumer (which must
+// exist: streams.Ensure creates it).
+func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if deps.JS == nil || deps.Locker == nil || deps.Invocations == nil || deps.DLQ == nil || len(deps.Agents) == 0 {
+		return nil, errors.New("worker: JS, Locker, Invocations, DLQ and at least one agent are required")
+	}
+	sc := deps.Streams.WithDefaults()
+	deps.Streams = sc
+	cons, err := deps.JS.Consumer(ctx, sc.RequestsStream, sc.WorkerConsumer)
+	if err != nil {
+		return nil, fmt.Errorf("worker: bind consumer %s/%s: %w", sc.RequestsStream, sc.WorkerConsumer, err)
+	}
+	return &Worker{
+		cfg:  cfg,
+		deps: deps,
+		log:  deps.Logger.With().Str("worker", cfg.Name).Logger(),
+		cons: cons,
+		stop: make(chan struct{}),
+	}, nil
+}
+
+// Run fetches and handles messages until ctx ends, then drains: it stops
+// fetching, lets in-flight invocations finish for DrainTimeout, then asks the
+// rest to stop at their next step boundary (they are Nak'ed so another
+// worker resumes them) and waits for them. It returns nil after a clean
+// drain.
+func (w *Worker) Run(ctx context.Context) error {
+	slots := make(chan struct{}, w.cfg.Concurrency)
+	for range w.cfg.Concurrency {
+		slots <- struct{}{}
+	}
+	// Invocations run on their own context: SIGTERM must not abort a model
+	// or tool call half-way. It is cancelled only if they ignore the stop.
+	runCtx, cancelRuns := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRuns()
+
+	w.log.Info().Int("concurrency", w.cfg.Concurrency).Msg("worker consuming")
+	var fetchErr error
+	for ctx.Err() == nil {
+		// Wait for at least one free slot, then take every free one.
+		select {
+		case <-ctx.Done():
+			continue
+		case <-slots:
+		}
+		n := 1
+	take:
+		for n < w.cfg.Concurrency {
+			select {
+			case <-slots:
+				n++
+			default:
+				break take
+			}
+		}
+		fctx, cancelFetch := context.WithTimeout(ctx, w.cfg.FetchWait)
+		batch, err := w.cons.Fetch(n, jetstream.FetchContext(fctx))
+		if err != nil {
+			cancelFetch()
+			for range n {
+				slots <- struct{}{}
+			}
+			if ctx.Err() != nil {
+				break
+			}
+			w.log.Warn().Err(err).Msg("fetch failed; retrying")
+			fetchErr = err
+			sleepCtx(ctx, time.Second)
+			continue
+		}
+		got := 0
+		for msg := range batch.Messages() {
+			got++
+			w.wg.Add(1)
+			go func() {
+				defer w.wg.Done()
+				defer func() { slots <- struct{}{} }()
+				w.handleSafely(runCtx, msg)
+			}()
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) &&
+			!errors.Is(err, jetstream.ErrNoMessages) && ctx.Err() == nil {
+			w.log.Debug().Err(err).Msg("fetch ended with an error")
+		}
+		cancelFetch()
+		for range n - got {
+			slots <- struct{}{}
+		}
+	}
+	_ = fetchErr
+
+	// Drain.
+	done := make(chan struct{})
+	go func() { w.wg.Wait(); close(done) }()
+	w.log.Info().Dur("drain_timeout", w.cfg.DrainTimeout).Msg("stopping: draining in-flight invocations")
+	timer := time.NewTimer(w.cfg.DrainTimeout)
+	defer timer.Stop()
+	select {
+	case <-done:
+		w.log.Info().Msg("drained")
+		return nil
+	case <-timer.C:
+	}
+	w.log.Warn().Msg("drain timeout: stopping invocations at their next step boundary")
+	w.Stop()
+	select {
+	case <-done:
+	case <-time.After(w.cfg.AckWait / 2):
+		// Still running (a tool ignoring its context): cancel them. Their
+		// messages are Nak'ed or, if that fails, redelivered after AckWait.
+		cancelRuns()
+		<-done
+	}
+	return nil
+}
+
+// Stop asks running invocations to stop at their next step boundary. Run
+// calls it after the drain timeout; tests may call it directly.
+func (w *Worker) Stop() { w.stopOnce.Do(func() { close(w.stop) }) }
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
