@@ -133,6 +133,16 @@ type Retry struct {
 	Max              time.Duration `yaml:"max"`
 	HintCap          time.Duration `yaml:"hint_cap"`
 	CountEachAttempt bool          `yaml:"count_each_attempt"`
+	// BudgetMaxTokens and BudgetTokenRatio are the per-process retry budget
+	// per model (gRPC retry throttling: a failure costs 1 token, a success
+	// earns the ratio, no retry while tokens <= max/2). Defaults 10 and 0.1:
+	// retries stay on up to roughly a 9% failure rate and stop during an
+	// outage, so a dead provider costs ~1.1 attempts per call, not 3.
+	BudgetMaxTokens  float64 `yaml:"budget_max_tokens"`
+	BudgetTokenRatio float64 `yaml:"budget_token_ratio"`
+	// BudgetDisabled turns the retry budget off (every call may use all
+	// attempts).
+	BudgetDisabled bool `yaml:"budget_disabled"`
 }
 
 // Sim tunes the SIMULATED provider (demos, load and chaos runs only).
@@ -169,8 +179,9 @@ func DefaultWorker() Worker {
 			SessionLease: 2 * time.Minute,
 		},
 		Model: Model{Spec: "sim", MaxModelCalls: 12,
-			Retry: Retry{Attempts: 3, Initial: 500 * time.Millisecond, Max: 8 * time.Second, HintCap: 30 * time.Second},
-			Sim:   Sim{Latency: 20 * time.Millisecond, Seed: 1}},
+			Retry: Retry{Attempts: 3, Initial: 500 * time.Millisecond, Max: 8 * time.Second, HintCap: 30 * time.Second,
+				BudgetMaxTokens: 10, BudgetTokenRatio: 0.1},
+			Sim: Sim{Latency: 20 * time.Millisecond, Seed: 1}},
 		Idempotency: Idempotency{Retention: idempotency.DefaultRetention, Lease: 30 * time.Second},
 		Cooldown:    cooldown.Config{}.WithDefaults(),
 		MetricsAddr: ":9090",

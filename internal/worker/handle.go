@@ -14,6 +14,7 @@ import (
 	"github.com/agentfleet/agentfleet/internal/cooldown"
 	"github.com/agentfleet/agentfleet/pkg/agent"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
+	"github.com/agentfleet/agentfleet/pkg/agent/tool"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 	"github.com/agentfleet/agentfleet/pkg/idempotency"
 	"github.com/agentfleet/agentfleet/pkg/taxonomy"
@@ -199,7 +200,7 @@ func (w *Worker) finish(ctx context.Context, j *job, runner *agent.Runner, out *
 // model did, so the message goes back with a delay and nothing is lost.
 func isInfra(err error) bool {
 	var se *agent.SessionError
-	return errors.As(err, &se) ||
+	return errors.As(err, &se) || tool.IsInfrastructure(err) ||
 		errors.Is(err, idempotency.ErrStoreUnavailable) ||
 		errors.Is(err, idempotency.ErrInProgress)
 }

@@ -745,3 +745,20 @@ func TestErrorMapsAreSanitised(t *testing.T) {
 		t.Fatalf("SQL leaked to the model: %v", m)
 	}
 }
+
+type infraErr struct{ error }
+
+func (infraErr) Infrastructure() bool { return true }
+
+func TestClassifyToolErrorNeverConvertsInfrastructureErrors(t *testing.T) {
+	f := newFixture(t, agenttest.Reply(agenttest.Call("effect", nil)))
+	f.agent.Tools = append(f.agent.Tools, failingTool{name: "effect", run: func(context.Context, map[string]any) (map[string]any, error) {
+		// A store timing out: wraps DeadlineExceeded, but must fail closed.
+		return nil, infraErr{fmt.Errorf("idempotency store: %w", context.DeadlineExceeded)}
+	}})
+	f.agent.Callbacks.OnToolError = []agent.OnToolErrorCallback{agent.ClassifyToolError()}
+	_, err := f.run(t, "inv-1", "x")
+	if !tool.IsInfrastructure(err) {
+		t.Fatalf("error = %v, want the infrastructure error to escalate", err)
+	}
+}

@@ -20,13 +20,15 @@ import (
 //     → {"status":"error","reason":"bad_arguments","retryable":false,
 //     "detail":...} with a sanitised detail.
 //
+// Infrastructure errors (tool.IsInfrastructure, e.g. an idempotency store
+// that fails closed) are never converted, even when they wrap a timeout.
 // Everything else returns nil, so the error escalates and ends the
 // invocation: turning an authorisation failure into data would invite the
 // model to retry it in a loop. An unknown tool is left to the loop's default
 // unknown_tool map.
 func ClassifyToolError() OnToolErrorCallback {
 	return func(ctx context.Context, cc *CallbackContext, call *ToolCall, err error) (map[string]any, error) {
-		if errors.Is(err, tool.ErrUnknownTool) {
+		if errors.Is(err, tool.ErrUnknownTool) || tool.IsInfrastructure(err) {
 			return nil, nil
 		}
 		if isTimeout(err) {

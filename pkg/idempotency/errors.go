@@ -58,6 +58,10 @@ func (e *StoreError) Is(target error) bool { return target == ErrStoreUnavailabl
 // Retryable reports true: the store may be back later.
 func (e *StoreError) Retryable() bool { return true }
 
+// Infrastructure marks the error as the fleet's own infrastructure failing
+// (see tool.IsInfrastructure): it is never shown to the model.
+func (e *StoreError) Infrastructure() bool { return true }
+
 // InProgressError is returned by a wrapped tool when another live owner holds
 // the key and the wait (Options.WaitTimeout) ran out. It is retryable: retry
 // after LeaseUntil at the latest.
@@ -83,6 +87,11 @@ func (e *InProgressError) Is(target error) bool { return target == ErrInProgress
 
 // Retryable reports true: the owner finishes or its lease ends.
 func (e *InProgressError) Retryable() bool { return true }
+
+// Infrastructure marks the error as a coordination conflict of the fleet
+// (see tool.IsInfrastructure): it is never shown to the model; the message
+// is retried later.
+func (e *InProgressError) Infrastructure() bool { return true }
 
 // KeyFieldError reports a key field the tool declared but the arguments lack.
 // It matches ErrMissingKeyField and tool.ErrInvalidArguments, so the agent

@@ -39,3 +39,13 @@ type PanicError struct {
 func (e *PanicError) Error() string {
 	return fmt.Sprintf("tool %s panicked: %v", e.Tool, e.Value)
 }
+
+// IsInfrastructure reports whether err (or an error in its chain) says the
+// agent's own infrastructure failed, e.g. an idempotency store that is down
+// and fails closed. Such errors are never turned into error maps for the
+// model: the invocation ends and the worker puts the message back to retry
+// later. An error type opts in with a method `Infrastructure() bool`.
+func IsInfrastructure(err error) bool {
+	var ie interface{ Infrastructure() bool }
+	return errors.As(err, &ie) && ie.Infrastructure()
+}

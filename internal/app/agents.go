@@ -1,0 +1,45 @@
+package app
+
+import (
+	"github.com/rs/zerolog"
+
+	"github.com/agentfleet/agentfleet/internal/config"
+	"github.com/agentfleet/agentfleet/internal/support"
+	"github.com/agentfleet/agentfleet/pkg/agent"
+	"github.com/agentfleet/agentfleet/pkg/agent/model"
+	"github.com/agentfleet/agentfleet/pkg/agent/tool"
+	"github.com/agentfleet/agentfleet/pkg/idempotency"
+	"github.com/agentfleet/agentfleet/pkg/taxonomy"
+)
+
+// SupportAgentName is the demo agent the worker ships.
+const SupportAgentName = "support"
+
+// SupportAgent builds the order-support agent with the seed's wiring: the
+// refund tool wrapped by pkg/idempotency (key fields order_id and
+// amount_cents), the classifying tool-error callback, and the taxonomy's
+// after-model and on-model-error callbacks.
+func SupportAgent(cfg config.Worker, m model.Model, st *Stores, tm *taxonomy.Metrics, im *idempotency.Metrics, log zerolog.Logger) *agent.Agent {
+	refund := idempotency.Wrap(support.RefundOrder(st.Orders, idempotency.KeyFromContext), st.Idempotency, idempotency.Options{
+		Agent:     SupportAgentName,
+		KeyFields: support.RefundKeyFields,
+		Lease:     cfg.Idempotency.Lease,
+		Retention: cfg.Idempotency.Retention,
+		DLQMaxAge: cfg.Streams.DLQMaxAge,
+		Metrics:   im,
+		Logger:    log,
+	})
+	opts := taxonomy.CallbackOptions{Model: m.Name(), Metrics: tm, Logger: log}
+	return &agent.Agent{
+		Name:          SupportAgentName,
+		Model:         m,
+		Instruction:   support.Instruction,
+		Tools:         []tool.Tool{support.GetOrder(st.Orders), refund},
+		MaxModelCalls: cfg.Model.MaxModelCalls,
+		Callbacks: agent.Callbacks{
+			AfterModel:   []agent.AfterModelCallback{taxonomy.AfterModel(opts)},
+			OnModelError: []agent.OnModelErrorCallback{taxonomy.OnModelError(opts)},
+			OnToolError:  []agent.OnToolErrorCallback{agent.ClassifyToolError()},
+		},
+	}
+}

@@ -1,0 +1,113 @@
+package app
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	"github.com/agentfleet/agentfleet/internal/config"
+)
+
+// ConnectNATS connects to the configured server with credentials, nkey and
+// TLS as configured. It reconnects forever: a NATS restart must not end a
+// worker.
+func ConnectNATS(cfg config.NATS, name string, log zerolog.Logger) (*nats.Conn, error) {
+	opts := []nats.Option{
+		nats.Name(name),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(500 * time.Millisecond),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			log.Warn().Err(err).Msg("NATS disconnected")
+		}),
+		nats.ReconnectHandler(func(*nats.Conn) { log.Info().Msg("NATS reconnected") }),
+	}
+	if cfg.CredsFile != "" {
+		opts = append(opts, nats.UserCredentials(cfg.CredsFile))
+	}
+	if cfg.NKeyFile != "" {
+		o, err := nats.NkeyOptionFromSeed(cfg.NKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("nats: nkey: %w", err)
+		}
+		opts = append(opts, o)
+	}
+	if cfg.TLS.CAFile != "" {
+		opts = append(opts, nats.RootCAs(cfg.TLS.CAFile))
+	}
+	if cfg.TLS.CertFile != "" {
+		opts = append(opts, nats.ClientCert(cfg.TLS.CertFile, cfg.TLS.KeyFile))
+	}
+	if cfg.TLS.Enabled {
+		opts = append(opts, nats.Secure(&tls.Config{MinVersion: tls.VersionTLS12}))
+	}
+	nc, err := nats.Connect(cfg.URL, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("nats: connect %s: %w", config.RedactURL(cfg.URL), err)
+	}
+	return nc, nil
+}
+
+// StartEmbedded starts an in-process nats-server with JetStream storing
+// under cfg.DataDir, listening on 127.0.0.1:cfg.Port (-1: a free port).
+func StartEmbedded(cfg config.Embedded, log zerolog.Logger) (*server.Server, error) {
+	dir, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("embedded: data dir: %w", err)
+	}
+	s, err := server.NewServer(&server.Options{
+		ServerName: "agentfleet-embedded", Host: "127.0.0.1", Port: cfg.Port,
+		JetStream: true, StoreDir: dir, NoSigs: true, NoLog: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("embedded: %w", err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(15 * time.Second) {
+		s.Shutdown()
+		return nil, fmt.Errorf("embedded: server on port %d not ready (is the port taken? set embedded.port)", cfg.Port)
+	}
+	log.Info().Str("mode", "embedded").Str("url", s.ClientURL()).Str("data_dir", dir).
+		Msg("embedded NATS server with JetStream started")
+	return s, nil
+}
+
+// ConnectRedis returns a client for cfg (URL, username, password, TLS) and
+// checks that it answers.
+func ConnectRedis(ctx context.Context, cfg config.Redis) (*redis.Client, error) {
+	opts, err := redis.ParseURL(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("redis: url: %w", err)
+	}
+	if cfg.Username != "" {
+		opts.Username = cfg.Username
+	}
+	if cfg.Password != "" {
+		opts.Password = cfg.Password
+	}
+	if cfg.TLS.Enabled || cfg.TLS.CAFile != "" || cfg.TLS.CertFile != "" {
+		tc, err := tlsConfig(cfg.TLS)
+		if err != nil {
+			return nil, err
+		}
+		opts.TLSConfig = tc
+	}
+	c := redis.NewClient(opts)
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := c.Ping(pctx).Err(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("redis: %s does not answer: %w", config.RedactURL(cfg.URL), err)
+	}
+	return c, nil
+}

@@ -1,0 +1,75 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/agentfleet/agentfleet/internal/config"
+	"github.com/agentfleet/agentfleet/internal/cooldown"
+	"github.com/agentfleet/agentfleet/pkg/agent/model"
+	"github.com/agentfleet/agentfleet/pkg/providers/gemini"
+	"github.com/agentfleet/agentfleet/pkg/providers/openai"
+	"github.com/agentfleet/agentfleet/pkg/providers/sim"
+	"github.com/agentfleet/agentfleet/pkg/retry"
+	"github.com/agentfleet/agentfleet/pkg/taxonomy"
+)
+
+// Provider builds the provider model named by cfg.Spec. API keys come from
+// the environment through getenv and are never logged.
+func Provider(ctx context.Context, cfg config.Model, getenv func(string) string, log zerolog.Logger) (model.Model, error) {
+	spec := cfg.Spec
+	switch {
+	case spec == "sim":
+		faults, err := sim.ParseFaults(cfg.Sim.Faults)
+		if err != nil {
+			return nil, fmt.Errorf("model.sim.faults: %w", err)
+		}
+		log.Warn().Str("model", "sim").Str("faults", faults.String()).
+			Msg("SIMULATED model provider: for demos, load and chaos runs only")
+		return sim.New(sim.Config{Name: "support", Seed: cfg.Sim.Seed, Latency: cfg.Sim.Latency, Faults: faults})
+	case strings.HasPrefix(spec, "gemini:"):
+		key := getenv("GEMINI_API_KEY")
+		if key == "" {
+			key = getenv("GOOGLE_API_KEY")
+		}
+		if key == "" {
+			return nil, errors.New("model gemini: set GEMINI_API_KEY or GOOGLE_API_KEY")
+		}
+		return gemini.New(ctx, gemini.Config{APIKey: key, Model: strings.TrimPrefix(spec, "gemini:"), BaseURL: cfg.GeminiBaseURL})
+	case strings.HasPrefix(spec, "openai:"):
+		key := getenv("OPENAI_API_KEY")
+		if key == "" && cfg.OpenAIBaseURL == "" {
+			return nil, errors.New("model openai: set OPENAI_API_KEY (or openai_base_url for a local server)")
+		}
+		return openai.New(openai.Config{APIKey: key, Model: strings.TrimPrefix(spec, "openai:"), BaseURL: cfg.OpenAIBaseURL})
+	}
+	return nil, fmt.Errorf("model.spec %q: want sim, gemini:<model> or openai:<model>", spec)
+}
+
+// IsTransient reports the classes the fleet cooldown counts as a model's
+// failures: those the retry decorator may retry (provider and network
+// trouble), never the caller's own mistakes.
+func IsTransient(err error) bool {
+	return taxonomy.PolicyFor(taxonomy.ClassifyError(err)).Retryable
+}
+
+// ModelChain wraps a provider: the fleet cooldown records every provider
+// attempt and short-circuits while open, and the retry decorator (the only
+// retry layer) sits outside it.
+func ModelChain(provider model.Model, cfg config.Model, cool cooldown.Store, coolCfg cooldown.Config, m *taxonomy.Metrics) (model.Model, error) {
+	guarded := cooldown.Wrap(provider, cool, coolCfg, IsTransient)
+	acc := retry.PerCall
+	if cfg.Retry.CountEachAttempt {
+		acc = retry.PerAttempt
+	}
+	return retry.New(guarded, retry.Config{
+		MaxAttempts: cfg.Retry.Attempts, InitialInterval: cfg.Retry.Initial, MaxInterval: cfg.Retry.Max,
+		MaxHint: cfg.Retry.HintCap, Accounting: acc,
+		BudgetMaxTokens: cfg.Retry.BudgetMaxTokens, BudgetTokenRatio: cfg.Retry.BudgetTokenRatio,
+		DisableBudget: cfg.Retry.BudgetDisabled,
+	}, retry.WithMetrics(m))
+}

@@ -1,0 +1,227 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	"github.com/agentfleet/agentfleet/internal/config"
+	"github.com/agentfleet/agentfleet/internal/streams"
+	"github.com/agentfleet/agentfleet/internal/worker"
+	"github.com/agentfleet/agentfleet/pkg/agent"
+	"github.com/agentfleet/agentfleet/pkg/dlq"
+	"github.com/agentfleet/agentfleet/pkg/idempotency"
+	"github.com/agentfleet/agentfleet/pkg/taxonomy"
+)
+
+// NewLogger returns the JSON logger every command uses.
+func NewLogger(w io.Writer, level string) zerolog.Logger {
+	lvl, err := zerolog.ParseLevel(level)
+	if err != nil {
+		lvl = zerolog.InfoLevel
+	}
+	return zerolog.New(w).Level(lvl).With().Timestamp().Logger()
+}
+
+// StreamsConfig maps the worker's configuration to the stream topology.
+func StreamsConfig(c config.Worker) streams.Config {
+	return streams.Config{
+		RequestsStream: c.Streams.Requests, ResultsStream: c.Streams.Results, DLQStream: c.Streams.DLQ,
+		WorkerConsumer: c.Streams.Consumer, RequestDuplicates: c.Streams.DuplicateWindow,
+		ResultsMaxAge: c.Streams.ResultsMaxAge, DLQMaxAge: c.Streams.DLQMaxAge, Replicas: c.Streams.Replicas,
+		WorkerAckWait: c.Streams.AckWait, WorkerMaxAckPending: max(64, c.Worker.Concurrency*4),
+	}.WithDefaults()
+}
+
+// Infra is a connected deployment: NATS (embedded or remote), optional
+// Redis, the stores and the stream topology.
+type Infra struct {
+	NC      *nats.Conn
+	JS      jetstream.JetStream
+	Redis   *redis.Client
+	Stores  *Stores
+	Streams streams.Config
+	close   []func()
+}
+
+// Close releases the connections and stops an embedded server.
+func (i *Infra) Close() {
+	for k := len(i.close) - 1; k >= 0; k-- {
+		i.close[k]()
+	}
+}
+
+// Connect brings up NATS (starting the embedded server when configured),
+// ensures the streams and consumers, connects Redis when a URL is set, and
+// opens the stores. It logs which mode runs.
+func Connect(ctx context.Context, cfg config.Worker, log zerolog.Logger) (*Infra, error) {
+	inf := &Infra{Streams: StreamsConfig(cfg)}
+	ok := false
+	defer func() {
+		if !ok {
+			inf.Close()
+		}
+	}()
+	url := cfg.NATS.URL
+	if cfg.Embedded.Enabled {
+		srv, err := StartEmbedded(cfg.Embedded, log)
+		if err != nil {
+			return nil, err
+		}
+		inf.close = append(inf.close, func() { srv.Shutdown(); srv.WaitForShutdown() })
+		url = srv.ClientURL()
+	} else {
+		log.Info().Str("mode", "external").Str("url", config.RedactURL(url)).Msg("connecting to NATS")
+	}
+	ncfg := cfg.NATS
+	ncfg.URL = url
+	nc, err := ConnectNATS(ncfg, cfg.Worker.Name, log)
+	if err != nil {
+		return nil, err
+	}
+	inf.NC = nc
+	inf.close = append(inf.close, nc.Close) // the worker has acked or Nak'ed everything by now
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	inf.JS = js
+	ectx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := streams.Ensure(ectx, js, inf.Streams); err != nil {
+		return nil, fmt.Errorf("streams: %w", err)
+	}
+	var rdb redis.UniversalClient
+	if cfg.Redis.URL != "" {
+		c, err := ConnectRedis(ctx, cfg.Redis)
+		if err != nil {
+			return nil, err
+		}
+		inf.Redis = c
+		rdb = c
+		inf.close = append(inf.close, func() { _ = c.Close() })
+	}
+	st, err := OpenStores(ctx, cfg, js, rdb)
+	if err != nil {
+		return nil, err
+	}
+	inf.Stores = st
+	log.Info().Str("stores", st.Mode).Msg("stores open")
+	ok = true
+	return inf, nil
+}
+
+// RunWorker runs one worker process until ctx ends (SIGTERM), then drains.
+func RunWorker(ctx context.Context, cfg config.Worker, getenv func(string) string, logOut io.Writer) error {
+	r, err := StartWorker(ctx, cfg, getenv, logOut)
+	if err != nil {
+		return err
+	}
+	return r.Wait()
+}
+
+// Running is a started worker process.
+type Running struct {
+	// Infra is the worker's connections and stores.
+	Infra *Infra
+	// Registry holds the process's metrics.
+	Registry *prometheus.Registry
+	// Log is the process logger.
+	Log  zerolog.Logger
+	done chan error
+}
+
+// Wait blocks until the worker stopped (its context ended and it drained)
+// and releases its connections.
+func (r *Running) Wait() error {
+	err := <-r.done
+	r.Infra.Close()
+	r.Log.Info().Msg("worker stopped")
+	return err
+}
+
+// StartWorker connects, builds the agent and starts consuming in the
+// background until ctx ends.
+func StartWorker(ctx context.Context, cfg config.Worker, getenv func(string) string, logOut io.Writer) (_ *Running, err error) {
+	log := NewLogger(logOut, cfg.LogLevel).With().Str("worker", cfg.Worker.Name).Logger()
+	mode := "external"
+	if cfg.Embedded.Enabled {
+		mode = "embedded"
+	}
+	log.Info().Str("mode", mode).Str("model", cfg.Model.Spec).Str("redis", config.RedactURL(cfg.Redis.URL)).
+		Int("concurrency", cfg.Worker.Concurrency).Msg("agentfleet worker starting")
+
+	inf, err := Connect(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			inf.Close()
+		}
+	}()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	tm := taxonomy.NewMetrics(reg)
+	im := idempotency.NewMetrics(reg)
+	wm := worker.NewMetrics(reg)
+	am := agent.NewMetrics(reg)
+
+	provider, err := Provider(ctx, cfg.Model, getenv, log)
+	if err != nil {
+		return nil, err
+	}
+	chain, err := ModelChain(provider, cfg.Model, inf.Stores.Cooldown, cfg.Cooldown, tm)
+	if err != nil {
+		return nil, err
+	}
+	sup := SupportAgent(cfg, chain, inf.Stores, tm, im, log)
+	runner := &agent.Runner{Agent: sup, Sessions: inf.Stores.Sessions, Logger: log, Metrics: am}
+
+	if cfg.MetricsAddr != "" {
+		addr, err := ServeHTTP(ctx, cfg.MetricsAddr, reg, map[string]Check{
+			"nats": func(context.Context) error {
+				if !inf.NC.IsConnected() {
+					return errors.New("nats not connected")
+				}
+				return nil
+			},
+			"stores": inf.Stores.Ping,
+		}, log)
+		if err != nil {
+			return nil, fmt.Errorf("metrics_addr %s: %w", cfg.MetricsAddr, err)
+		}
+		log.Info().Str("addr", addr).Msg("serving /metrics, /healthz, /readyz")
+	}
+
+	w, err := worker.New(ctx, worker.Config{
+		Name: cfg.Worker.Name, Concurrency: cfg.Worker.Concurrency, MaxDeliveries: cfg.Worker.MaxDeliveries,
+		AckWait: cfg.Streams.AckWait, DrainTimeout: cfg.Worker.DrainTimeout, BusyDelay: cfg.Worker.BusyDelay,
+		InfraBackoffMax: cfg.Worker.InfraBackoffMax, SessionLease: cfg.Worker.SessionLease,
+		MaxRequestBytes: cfg.Streams.MaxRequestBytes,
+	}, worker.Deps{
+		JS: inf.JS, Streams: inf.Streams,
+		Agents:      map[string]*agent.Runner{sup.Name: runner},
+		Locker:      inf.Stores.Locker,
+		Invocations: inf.Stores.Invocations,
+		DLQ:         dlq.NewPublisher(inf.JS, dlq.Config{Stream: inf.Streams.DLQStream, Prefix: inf.Streams.DLQPrefix}),
+		Logger:      log,
+		Metrics:     wm,
+	})
+	if err != nil {
+		return nil, err
+	}
+	r := &Running{Infra: inf, Registry: reg, Log: log, done: make(chan error, 1)}
+	go func() { r.done <- w.Run(ctx) }()
+	return r, nil
+}

@@ -1,0 +1,111 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agentfleet/agentfleet/internal/config"
+	"github.com/agentfleet/agentfleet/internal/cooldown"
+	"github.com/agentfleet/agentfleet/internal/support"
+	"github.com/agentfleet/agentfleet/pkg/agent/session"
+	"github.com/agentfleet/agentfleet/pkg/agent/session/natssession"
+	"github.com/agentfleet/agentfleet/pkg/agent/session/redissession"
+	"github.com/agentfleet/agentfleet/pkg/idempotency"
+	"github.com/agentfleet/agentfleet/pkg/idempotency/natskv"
+	"github.com/agentfleet/agentfleet/pkg/idempotency/redisstore"
+)
+
+// Stores are the fleet's state: sessions, locks, invocation records,
+// idempotency records, the cooldown and the demo orders service.
+type Stores struct {
+	// Mode is "redis" or "nats-kv".
+	Mode        string
+	Sessions    session.Service
+	Locker      session.Locker
+	Invocations session.InvocationStore
+	Idempotency idempotency.Store
+	// Cooldown is shared by the fleet on Redis; with NATS KV it is per
+	// process (a documented limit of the NATS-only mode).
+	Cooldown cooldown.Store
+	// Orders is the demo orders service whose refunds are real effects.
+	Orders support.Orders
+	// Refunds lists the executed demo refunds.
+	Refunds func(ctx context.Context) ([]support.Refund, error)
+	// Ping checks that the stores answer (for /readyz).
+	Ping func(ctx context.Context) error
+}
+
+// OpenStores opens the Redis stores when rdb is non-nil, else the NATS KV
+// stores on js.
+func OpenStores(ctx context.Context, cfg config.Worker, js jetstream.JetStream, rdb redis.UniversalClient) (*Stores, error) {
+	if rdb != nil {
+		return openRedisStores(cfg, rdb)
+	}
+	return openNATSStores(ctx, cfg, js)
+}
+
+func openRedisStores(cfg config.Worker, rdb redis.UniversalClient) (*Stores, error) {
+	rc := redissession.Config{Prefix: cfg.Redis.Prefix, InvocationRetention: cfg.Idempotency.Retention}
+	svc, err := redissession.New(rdb, rc)
+	if err != nil {
+		return nil, err
+	}
+	locker, err := redissession.NewLocker(rdb, rc)
+	if err != nil {
+		return nil, err
+	}
+	invs, err := redissession.NewInvocations(rdb, rc)
+	if err != nil {
+		return nil, err
+	}
+	orders := support.NewRedisOrders(rdb, "")
+	return &Stores{
+		Mode: "redis", Sessions: svc, Locker: locker, Invocations: invs,
+		Idempotency: redisstore.New(rdb, redisstore.Config{Prefix: cfg.Redis.Prefix}),
+		Cooldown:    cooldown.NewRedis(rdb, cfg.Redis.Prefix, cfg.Cooldown),
+		Orders:      orders,
+		Refunds:     orders.Refunds,
+		Ping:        func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
+	}, nil
+}
+
+func openNATSStores(ctx context.Context, cfg config.Worker, js jetstream.JetStream) (*Stores, error) {
+	if js == nil {
+		return nil, errors.New("app: no Redis and no JetStream for the stores")
+	}
+	nc := natssession.Config{InvocationRetention: cfg.Idempotency.Retention, Replicas: cfg.Streams.Replicas}
+	svc, err := natssession.NewService(ctx, js, nc)
+	if err != nil {
+		return nil, fmt.Errorf("app: session bucket: %w", err)
+	}
+	locker, err := natssession.NewLocker(ctx, js, nc)
+	if err != nil {
+		return nil, fmt.Errorf("app: lock bucket: %w", err)
+	}
+	invs, err := natssession.NewInvocations(ctx, js, nc)
+	if err != nil {
+		return nil, fmt.Errorf("app: invocation bucket: %w", err)
+	}
+	idem, err := natskv.New(ctx, js, natskv.Config{Retention: cfg.Idempotency.Retention, Replicas: cfg.Streams.Replicas})
+	if err != nil {
+		return nil, fmt.Errorf("app: idempotency bucket: %w", err)
+	}
+	orders, err := support.NewNATSOrders(ctx, js, "")
+	if err != nil {
+		return nil, err
+	}
+	return &Stores{
+		Mode: "nats-kv", Sessions: svc, Locker: locker, Invocations: invs, Idempotency: idem,
+		Cooldown: cooldown.NewMemory(cfg.Cooldown),
+		Orders:   orders,
+		Refunds:  orders.Refunds,
+		Ping: func(ctx context.Context) error {
+			_, err := js.AccountInfo(ctx)
+			return err
+		},
+	}, nil
+}

@@ -1,0 +1,140 @@
+package support
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// RefundsBucket is the NATS KV bucket holding demo refunds in embedded
+// mode: one entry per order, {"refunded_cents", "refunds":[...]}, updated
+// with a revision check so the amount check and the record are atomic.
+const RefundsBucket = "DEMO_REFUNDS"
+
+// NATSOrders is the demo orders service for NATS-only and embedded
+// deployments: the catalogue is DemoOrders, refunds are real effects in a KV
+// bucket.
+type NATSOrders struct {
+	kv      jetstream.KeyValue
+	catalog map[string]Order
+}
+
+type orderRefunds struct {
+	RefundedCents int      `json:"refunded_cents"`
+	Refunds       []Refund `json:"refunds"`
+}
+
+// NewNATSOrders creates (or opens) the bucket.
+func NewNATSOrders(ctx context.Context, js jetstream.JetStream, bucket string) (*NATSOrders, error) {
+	if bucket == "" {
+		bucket = RefundsBucket
+	}
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: bucket, Description: "agentfleet demo refunds (effects)"})
+	if err != nil {
+		return nil, fmt.Errorf("support: refunds bucket: %w", err)
+	}
+	cat := map[string]Order{}
+	for _, o := range DemoOrders() {
+		o.Status = "delivered"
+		cat[o.ID] = o
+	}
+	return &NATSOrders{kv: kv, catalog: cat}, nil
+}
+
+func orderKey(id string) string {
+	return "order." + strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '_'
+	}, id)
+}
+
+func (n *NATSOrders) load(ctx context.Context, id string) (orderRefunds, uint64, error) {
+	var st orderRefunds
+	e, err := n.kv.Get(ctx, orderKey(id))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return st, 0, nil
+	}
+	if err != nil {
+		return st, 0, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	if err := json.Unmarshal(e.Value(), &st); err != nil {
+		return st, 0, fmt.Errorf("support: corrupt refunds of %s: %w", id, err)
+	}
+	return st, e.Revision(), nil
+}
+
+// Get implements Orders.
+func (n *NATSOrders) Get(ctx context.Context, orderID string) (Order, error) {
+	o, ok := n.catalog[orderID]
+	if !ok {
+		return Order{}, ErrOrderNotFound
+	}
+	st, _, err := n.load(ctx, orderID)
+	if err != nil {
+		return Order{}, err
+	}
+	o.RefundedCents = st.RefundedCents
+	if o.RefundedCents >= o.TotalCents {
+		o.Status = "refunded"
+	}
+	return o, nil
+}
+
+// Refund implements Orders.
+func (n *NATSOrders) Refund(ctx context.Context, r Refund) error {
+	o, ok := n.catalog[r.OrderID]
+	if !ok {
+		return ErrOrderNotFound
+	}
+	for attempt := 0; attempt < 100; attempt++ {
+		st, rev, err := n.load(ctx, r.OrderID)
+		if err != nil {
+			return err
+		}
+		if st.RefundedCents+r.AmountCents > o.TotalCents {
+			return ErrAmountTooLarge
+		}
+		st.RefundedCents += r.AmountCents
+		st.Refunds = append(st.Refunds, Refund{InvocationID: r.InvocationID, OrderID: r.OrderID, AmountCents: r.AmountCents})
+		data, _ := json.Marshal(st)
+		if rev == 0 {
+			_, err = n.kv.Create(ctx, orderKey(r.OrderID), data)
+		} else {
+			_, err = n.kv.Update(ctx, orderKey(r.OrderID), data, rev)
+		}
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyExists) && !strings.Contains(err.Error(), "wrong last sequence") {
+			return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		}
+	}
+	return fmt.Errorf("%w: too many concurrent refunds of %s", ErrUnavailable, r.OrderID)
+}
+
+// Refunds returns every refund record, order by order.
+func (n *NATSOrders) Refunds(ctx context.Context) ([]Refund, error) {
+	lister, err := n.kv.ListKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Refund
+	for k := range lister.Keys() {
+		e, err := n.kv.Get(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		var st orderRefunds
+		if err := json.Unmarshal(e.Value(), &st); err != nil {
+			return nil, err
+		}
+		out = append(out, st.Refunds...)
+	}
+	return out, nil
+}
