@@ -36,6 +36,7 @@ func NewLogger(w io.Writer, level string) zerolog.Logger {
 func StreamsConfig(c config.Worker) streams.Config {
 	return streams.Config{
 		RequestsStream: c.Streams.Requests, ResultsStream: c.Streams.Results, DLQStream: c.Streams.DLQ,
+		RequestPrefix: c.Streams.RequestPrefix, ResultPrefix: c.Streams.ResultPrefix, DLQPrefix: c.Streams.DLQPrefix,
 		WorkerConsumer: c.Streams.Consumer, RequestDuplicates: c.Streams.DuplicateWindow,
 		ResultsMaxAge: c.Streams.ResultsMaxAge, DLQMaxAge: c.Streams.DLQMaxAge, Replicas: c.Streams.Replicas,
 		WorkerAckWait: c.Streams.AckWait, WorkerMaxAckPending: max(64, c.Worker.Concurrency*4),

@@ -62,12 +62,12 @@ func openRedisStores(cfg config.Worker, rdb redis.UniversalClient) (*Stores, err
 	if err != nil {
 		return nil, err
 	}
-	orders := support.NewRedisOrders(rdb, "")
+	orders := support.NewRedisOrders(rdb, cfg.Redis.DemoPrefix)
 	return &Stores{
 		Mode: "redis", Sessions: svc, Locker: locker, Invocations: invs,
 		Idempotency: redisstore.New(rdb, redisstore.Config{Prefix: cfg.Redis.Prefix}),
 		Cooldown:    cooldown.NewRedis(rdb, cfg.Redis.Prefix, cfg.Cooldown),
-		Orders:      orders,
+		Orders:      withToolFaults(cfg, orders),
 		Refunds:     orders.Refunds,
 		Ping:        func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
 	}, nil
@@ -101,11 +101,20 @@ func openNATSStores(ctx context.Context, cfg config.Worker, js jetstream.JetStre
 	return &Stores{
 		Mode: "nats-kv", Sessions: svc, Locker: locker, Invocations: invs, Idempotency: idem,
 		Cooldown: cooldown.NewMemory(cfg.Cooldown),
-		Orders:   orders,
+		Orders:   withToolFaults(cfg, orders),
 		Refunds:  orders.Refunds,
 		Ping: func(ctx context.Context) error {
 			_, err := js.AccountInfo(ctx)
 			return err
 		},
 	}, nil
+}
+
+// withToolFaults wraps the demo orders service with the simulated tool
+// faults of model.sim.tool_faults (chaos runs), if any.
+func withToolFaults(cfg config.Worker, orders support.Orders) support.Orders {
+	if cfg.Model.Sim.ToolFaults <= 0 {
+		return orders
+	}
+	return support.NewFaultyOrders(orders, cfg.Model.Sim.ToolFaults, cfg.Model.Sim.Seed)
 }

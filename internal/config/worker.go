@@ -74,14 +74,23 @@ type Redis struct {
 	// Prefix is put before every key the fleet writes (default "af:"). The
 	// demo refunds list is not prefixed: it is demo:refunds.
 	Prefix string `yaml:"prefix"`
+	// DemoPrefix is put before the demo orders keys (default "": the list
+	// is demo:refunds). Tests sharing one Redis set their own.
+	DemoPrefix string `yaml:"demo_prefix"`
 }
 
 // Streams names streams and consumers and their limits.
 type Streams struct {
-	Requests        string        `yaml:"requests"`
-	Results         string        `yaml:"results"`
-	DLQ             string        `yaml:"dlq"`
-	Consumer        string        `yaml:"consumer"`
+	Requests string `yaml:"requests"`
+	Results  string `yaml:"results"`
+	DLQ      string `yaml:"dlq"`
+	Consumer string `yaml:"consumer"`
+	// Subject prefixes: requests go to <request_prefix>.<agent>, results
+	// to <result_prefix>.<invocation_id>, dead letters to
+	// <dlq_prefix>.<class>.<agent>.
+	RequestPrefix   string        `yaml:"request_prefix"`
+	ResultPrefix    string        `yaml:"result_prefix"`
+	DLQPrefix       string        `yaml:"dlq_prefix"`
 	DuplicateWindow time.Duration `yaml:"duplicate_window"`
 	ResultsMaxAge   time.Duration `yaml:"results_max_age"`
 	DLQMaxAge       time.Duration `yaml:"dlq_max_age"`
@@ -97,8 +106,9 @@ type Consume struct {
 	Name string `yaml:"name"`
 	// Concurrency is the number of invocations run at once (default 8).
 	Concurrency int `yaml:"concurrency"`
-	// MaxDeliveries: a message delivered more often is dead-lettered
-	// (default 5).
+	// MaxDeliveries: an invocation started this often without finishing is
+	// dead-lettered (default 5); busy-session and own-infrastructure Naks do
+	// not count.
 	MaxDeliveries int `yaml:"max_deliveries"`
 	// DrainTimeout is how long in-flight invocations may finish on SIGTERM
 	// before they are stopped at a step boundary and Nak'ed (default 25s).
@@ -109,7 +119,7 @@ type Consume struct {
 	// are down (default 30s; it starts at 1s and doubles per delivery).
 	InfraBackoffMax time.Duration `yaml:"infra_backoff_max"`
 	// SessionLease is the session lock lease, renewed while running
-	// (default 2m).
+	// (default 30s): how long a crashed worker's sessions stay locked.
 	SessionLease time.Duration `yaml:"session_lease"`
 }
 
@@ -151,6 +161,10 @@ type Sim struct {
 	// Faults is a spec like "rate_limited=0.2,server=0.2".
 	Faults string `yaml:"faults"`
 	Seed   uint64 `yaml:"seed"`
+	// ToolFaults is the probability (0 to 1) that a call of the demo
+	// orders service fails with support.ErrUnavailable before doing any
+	// work: simulated tool faults for chaos runs. Default 0.
+	ToolFaults float64 `yaml:"tool_faults"`
 }
 
 // Idempotency tunes tool-effect records.
@@ -170,13 +184,14 @@ func DefaultWorker() Worker {
 		Redis:    Redis{Prefix: "af:"},
 		Streams: Streams{
 			Requests: "AGENT_REQUESTS", Results: "AGENT_RESULTS", DLQ: "AGENT_DLQ", Consumer: "workers",
+			RequestPrefix: "agent.requests", ResultPrefix: "agent.results", DLQPrefix: "agent.dlq",
 			DuplicateWindow: 10 * time.Minute, ResultsMaxAge: 24 * time.Hour, DLQMaxAge: 14 * 24 * time.Hour,
 			Replicas: 1, AckWait: 60 * time.Second, MaxRequestBytes: 1 << 20,
 		},
 		Worker: Consume{
 			Name: fmt.Sprintf("%s-%d", host, os.Getpid()), Concurrency: 8, MaxDeliveries: 5,
 			DrainTimeout: 25 * time.Second, BusyDelay: 2 * time.Second, InfraBackoffMax: 30 * time.Second,
-			SessionLease: 2 * time.Minute,
+			SessionLease: 30 * time.Second,
 		},
 		Model: Model{Spec: "sim", MaxModelCalls: 12,
 			Retry: Retry{Attempts: 3, Initial: 500 * time.Millisecond, Max: 8 * time.Second, HintCap: 30 * time.Second,
@@ -207,6 +222,9 @@ func (c Worker) Validate() error {
 	}
 	if err := idempotency.ValidateRetention(c.Idempotency.Retention, c.Streams.DLQMaxAge); err != nil {
 		add("idempotency.retention: %v", err)
+	}
+	if p := c.Model.Sim.ToolFaults; !(p >= 0 && p <= 1) {
+		add("model.sim.tool_faults %v: want a probability from 0 to 1", p)
 	}
 	if c.Idempotency.Lease <= 0 || c.Worker.SessionLease <= 0 {
 		add("idempotency.lease and worker.session_lease must be positive")

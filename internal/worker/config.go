@@ -13,8 +13,10 @@ type Config struct {
 	Name string
 	// Concurrency is the number of invocations run at once (default 8).
 	Concurrency int
-	// MaxDeliveries: a message delivered more often is dead-lettered
-	// (default 5).
+	// MaxDeliveries: an invocation started this often without finishing
+	// (crashes, stops, lost locks) is dead-lettered on its next delivery
+	// (default 5). Deliveries put back because the session was busy or the
+	// worker's own stores were down do not count.
 	MaxDeliveries int
 	// AckWait is the consumer's AckWait; heartbeats go every AckWait/3
 	// (default 60s).
@@ -29,7 +31,7 @@ type Config struct {
 	// fail: 1s doubling per delivery up to this (default 30s).
 	InfraBackoffMax time.Duration
 	// SessionLease is the session lock lease, renewed at a third of it
-	// (default 2m).
+	// (default 30s). A crashed worker's sessions are free again after it.
 	SessionLease time.Duration
 	// MaxRequestBytes is the request size limit (default 1 MiB).
 	MaxRequestBytes int
@@ -54,7 +56,7 @@ func (c Config) WithDefaults() Config {
 	set(&c.DrainTimeout, 25*time.Second)
 	set(&c.BusyDelay, 2*time.Second)
 	set(&c.InfraBackoffMax, 30*time.Second)
-	set(&c.SessionLease, 2*time.Minute)
+	set(&c.SessionLease, 30*time.Second)
 	set(&c.FetchWait, 2*time.Second)
 	if c.MaxRequestBytes == 0 {
 		c.MaxRequestBytes = 1 << 20

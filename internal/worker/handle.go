@@ -92,12 +92,16 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 
-	if j.delivered > w.cfg.MaxDeliveries {
-		class, reason := taxonomy.Unknown, fmt.Sprintf("delivered %d times, limit %d", j.delivered, w.cfg.MaxDeliveries)
-		if rec != nil && rec.Error != "" {
+	// The limit counts runs (deliveries that started the invocation, kept in
+	// the record), not deliveries put back because the session was busy or
+	// the worker's own stores were down: those must never dead-letter work
+	// that has not been tried.
+	if rec != nil && rec.Attempts >= w.cfg.MaxDeliveries {
+		reason := fmt.Sprintf("started %d times (delivered %d), limit %d", rec.Attempts, j.delivered, w.cfg.MaxDeliveries)
+		if rec.Error != "" {
 			reason += "; last error: " + rec.Error
 		}
-		w.deadLetter(ctx, j, runner, nil, class, reason, nil)
+		w.deadLetter(ctx, j, runner, nil, taxonomy.Unknown, reason, nil)
 		return
 	}
 
@@ -108,9 +112,13 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	owner := fmt.Sprintf("%s/%s/%d", w.cfg.Name, req.InvocationID, j.delivered)
 	lease, err := w.deps.Locker.Acquire(ctx, key, owner, w.cfg.SessionLease)
 	if errors.Is(err, session.ErrLocked) {
-		j.log.Debug().Err(err).Msg("session busy; Nak with delay")
+		// A live holder finishes soon; a crashed one's lease runs out within
+		// SessionLease. Busy Naks do not count towards the delivery limit, so
+		// a short constant delay is cheap and keeps the session responsive.
+		d := w.cfg.BusyDelay
+		j.log.Debug().Err(err).Dur("delay", d).Msg("session busy; Nak with delay")
 		w.deps.Metrics.message(req.Agent, "nak_busy")
-		_ = msg.NakWithDelay(w.cfg.BusyDelay)
+		_ = msg.NakWithDelay(d)
 		return
 	}
 	if err != nil {
