@@ -25,7 +25,9 @@ func ConnectNATS(cfg config.NATS, name string, log zerolog.Logger) (*nats.Conn, 
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(500 * time.Millisecond),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			log.Warn().Err(err).Msg("NATS disconnected")
+			if err != nil { // nil: we closed the connection ourselves
+				log.Warn().Err(err).Msg("NATS disconnected")
+			}
 		}),
 		nats.ReconnectHandler(func(*nats.Conn) { log.Info().Msg("NATS reconnected") }),
 	}

@@ -60,8 +60,8 @@ func IsTransient(err error) bool {
 // ModelChain wraps a provider: the fleet cooldown records every provider
 // attempt and short-circuits while open, and the retry decorator (the only
 // retry layer) sits outside it.
-func ModelChain(provider model.Model, cfg config.Model, cool cooldown.Store, coolCfg cooldown.Config, m *taxonomy.Metrics) (model.Model, error) {
-	guarded := cooldown.Wrap(provider, cool, coolCfg, IsTransient)
+func ModelChain(provider model.Model, cfg config.Model, cool cooldown.Store, coolCfg cooldown.Config, m *taxonomy.Metrics, cm *cooldown.Metrics) (model.Model, error) {
+	guarded := cooldown.Wrap(provider, cool, coolCfg, IsTransient).WithMetrics(cm)
 	acc := retry.PerCall
 	if cfg.Retry.CountEachAttempt {
 		acc = retry.PerAttempt

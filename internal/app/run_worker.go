@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/agentfleet/agentfleet/internal/config"
+	"github.com/agentfleet/agentfleet/internal/cooldown"
 	"github.com/agentfleet/agentfleet/internal/streams"
 	"github.com/agentfleet/agentfleet/internal/worker"
 	"github.com/agentfleet/agentfleet/pkg/agent"
@@ -177,12 +178,13 @@ func StartWorker(ctx context.Context, cfg config.Worker, getenv func(string) str
 	im := idempotency.NewMetrics(reg)
 	wm := worker.NewMetrics(reg)
 	am := agent.NewMetrics(reg)
+	cm := cooldown.NewMetrics(reg)
 
 	provider, err := Provider(ctx, cfg.Model, getenv, log)
 	if err != nil {
 		return nil, err
 	}
-	chain, err := ModelChain(provider, cfg.Model, inf.Stores.Cooldown, cfg.Cooldown, tm)
+	chain, err := ModelChain(provider, cfg.Model, inf.Stores.Cooldown, cfg.Cooldown, tm, cm)
 	if err != nil {
 		return nil, err
 	}
@@ -215,6 +217,7 @@ func StartWorker(ctx context.Context, cfg config.Worker, getenv func(string) str
 		Agents:      map[string]*agent.Runner{sup.Name: runner},
 		Locker:      inf.Stores.Locker,
 		Invocations: inf.Stores.Invocations,
+		Cooldown:    inf.Stores.Cooldown,
 		DLQ:         dlq.NewPublisher(inf.JS, dlq.Config{Stream: inf.Streams.DLQStream, Prefix: inf.Streams.DLQPrefix}),
 		Logger:      log,
 		Metrics:     wm,

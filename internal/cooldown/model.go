@@ -21,6 +21,7 @@ type Model struct {
 	cfg         Config
 	isTransient func(error) bool
 	now         func() time.Time
+	metrics     *Metrics
 
 	mu        sync.Mutex
 	until     time.Time
@@ -43,6 +44,7 @@ func (m *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 	}
 	return func(yield func(*model.Response, error) bool) {
 		if until := m.openUntil(ctx); !until.IsZero() {
+			m.metrics.rejected(m.inner.Name())
 			yield(nil, &OpenError{Model: m.inner.Name(), Until: until})
 			return
 		}
@@ -63,6 +65,7 @@ func (m *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 			m.mu.Lock()
 			m.until, m.checkedAt = until, m.now()
 			m.mu.Unlock()
+			m.metrics.Observe(m.inner.Name(), until)
 		}
 	}
 }
@@ -88,6 +91,7 @@ func (m *Model) openUntil(ctx context.Context) time.Time {
 	m.mu.Lock()
 	m.until, m.checkedAt = until, now
 	m.mu.Unlock()
+	m.metrics.Observe(m.inner.Name(), until)
 	if now.Before(until) {
 		return until
 	}

@@ -105,6 +105,16 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 
+	if w.deps.Cooldown != nil {
+		if until, err := w.deps.Cooldown.Status(ctx, runner.Agent.Model.Name()); err == nil && time.Now().Before(until) {
+			d := (&cooldown.OpenError{Until: until}).RetryIn(time.Now())
+			j.log.Debug().Dur("delay", d).Msg("model cooling down fleet-wide; Nak with delay before starting")
+			w.deps.Metrics.message(req.Agent, "nak_cooldown")
+			_ = msg.NakWithDelay(d)
+			return
+		}
+	}
+
 	key := session.Key{App: req.Agent, UserID: req.UserID, SessionID: req.SessionID}
 	// The owner token is unique to this delivery: re-acquiring with the same
 	// token succeeds, so a redelivery of the same message to this worker must

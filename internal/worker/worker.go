@@ -26,8 +26,18 @@ type Deps struct {
 	Locker      session.Locker
 	Invocations session.InvocationStore
 	DLQ         *dlq.Publisher
-	Logger      zerolog.Logger
-	Metrics     *Metrics
+	// Cooldown, if set, is asked before an invocation starts: while the
+	// agent's model is cooling down fleet-wide the message goes back with a
+	// delay without counting as a run.
+	Cooldown CooldownStatus
+	Logger   zerolog.Logger
+	Metrics  *Metrics
+}
+
+// CooldownStatus reports the end of a model's open cooldown (the zero time
+// when none is open). internal/cooldown's stores implement it.
+type CooldownStatus interface {
+	Status(ctx context.Context, model string) (time.Time, error)
 }
 
 // Worker consumes requests and runs invocations.
@@ -61,7 +71,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 	return &Worker{
 		cfg:  cfg,
 		deps: deps,
-		log:  deps.Logger.With().Str("worker", cfg.Name).Logger(),
+		log:  deps.Logger, // carries the worker name (internal/app adds it to every line)
 		cons: cons,
 		stop: make(chan struct{}),
 	}, nil
