@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rs/zerolog"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -78,6 +79,8 @@ type call struct {
 	agent  string
 	tool   string
 	ticket Ticket
+	// log carries invocation_id, session_id and agent on every line.
+	log zerolog.Logger
 }
 
 // Run implements tool.Tool: claim, then run and complete (or release), or
@@ -104,7 +107,7 @@ func (w *wrapped) Run(ctx context.Context, args map[string]any) (map[string]any,
 	if err != nil {
 		return nil, err
 	}
-	c := &call{w: w, agent: agent, tool: name, ticket: Ticket{Key: key.String(), InvocationID: tc.InvocationID, Owner: owner}}
+	c := &call{w: w, agent: agent, tool: name, ticket: Ticket{Key: key.String(), InvocationID: tc.InvocationID, Owner: owner}, log: w.opts.Logger.With().Str("invocation_id", tc.InvocationID).Str("session_id", tc.Session.SessionID).Str("agent", agent).Logger()}
 	claim, err := c.claim(ctx, ClaimRequest{Ticket: c.ticket, Agent: agent, Tool: name, ArgsHash: argsHash, Lease: w.opts.Lease})
 	if err != nil {
 		return nil, err
@@ -171,7 +174,7 @@ func (c *call) replay(rec Record, argsHash string) (map[string]any, error) {
 		// Key fields matched, other arguments differ: by design the stored
 		// result wins (a rephrased reason must not refund twice). Recorded.
 		c.w.opts.Metrics.argsMismatch(c.agent, c.tool)
-		c.w.opts.Logger.Warn().Str("key", c.ticket.Key).Str("invocation_id", c.ticket.InvocationID).
+		c.log.Warn().Str("key", c.ticket.Key).
 			Str("stored_args_hash", rec.ArgsHash).Str("args_hash", argsHash).
 			Msg("idempotency: replaying a stored result for arguments that differ outside the key fields")
 	}
@@ -234,14 +237,14 @@ func (c *call) complete(raw json.RawMessage) {
 		}
 		if IsOwnershipError(err) {
 			o.Metrics.leaseLost(c.agent, c.tool)
-			o.Logger.Error().Err(err).Str("key", c.ticket.Key).Str("invocation_id", c.ticket.InvocationID).
+			c.log.Error().Err(err).Str("key", c.ticket.Key).
 				Msg("idempotency: claim lost before the result was stored; the tool may have run twice (lease too short?)")
 			return
 		}
 		o.Metrics.storeError(c.agent, c.tool, "complete")
 		d := b.NextBackOff()
 		if !errors.Is(err, ErrStoreUnavailable) || time.Now().Add(d).After(deadline) {
-			o.Logger.Error().Err(err).Str("key", c.ticket.Key).Str("invocation_id", c.ticket.InvocationID).
+			c.log.Error().Err(err).Str("key", c.ticket.Key).
 				Msg("idempotency: the tool ran but its result could not be stored; the claim stays in progress until its lease ends")
 			return
 		}
@@ -260,10 +263,10 @@ func (c *call) release(reason string) {
 		o.Metrics.release(c.agent, c.tool, reason)
 	case IsOwnershipError(err):
 		o.Metrics.leaseLost(c.agent, c.tool)
-		o.Logger.Warn().Err(err).Str("key", c.ticket.Key).Msg("idempotency: release after the claim was lost")
+		c.log.Warn().Err(err).Str("key", c.ticket.Key).Msg("idempotency: release after the claim was lost")
 	default:
 		o.Metrics.storeError(c.agent, c.tool, "release")
-		o.Logger.Warn().Err(err).Str("key", c.ticket.Key).Msg("idempotency: release failed; the claim ends with its lease")
+		c.log.Warn().Err(err).Str("key", c.ticket.Key).Msg("idempotency: release failed; the claim ends with its lease")
 	}
 }
 

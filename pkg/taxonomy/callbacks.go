@@ -154,7 +154,7 @@ func (opts CallbackOptions) record(cc *agent.CallbackContext, f Failure) {
 		ev = opts.Logger.Error()
 	}
 	if cc != nil {
-		ev = ev.Str("invocation_id", cc.InvocationID()).Str("agent", cc.AgentName())
+		ev = ev.Str("invocation_id", cc.InvocationID()).Str("session_id", cc.Session().SessionID).Str("agent", cc.AgentName())
 	}
 	ev.Str("class", string(f.Class)).Str("channel", string(f.Channel)).
 		Str("model", f.Model).Str("code", f.Code).Str("view", string(p.View)).

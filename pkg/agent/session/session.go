@@ -52,7 +52,10 @@ type Service interface {
 	Get(ctx context.Context, key Key) (*Session, error)
 	// AppendEvent stores ev at the end of the session's events and merges its
 	// StateDelta into the state. It assigns ev.ID and ev.Timestamp when they
-	// are empty. Partial events are rejected with ErrPartialEvent.
+	// are empty. Partial events are rejected with ErrPartialEvent. It returns
+	// only after the store acknowledged the write: the agent loop relies on
+	// it so that the model response asking for a tool is durable before the
+	// tool runs.
 	AppendEvent(ctx context.Context, key Key, ev *Event) error
 }
 

@@ -33,6 +33,7 @@ func Run(t *testing.T, f Factory) {
 	t.Run("PartialRejected", func(t *testing.T) { testPartialRejected(t, f) })
 	t.Run("ConcurrentAppendsKeepPerWriterOrder", func(t *testing.T) { testConcurrentAppends(t, f) })
 	t.Run("SessionsAreIsolated", func(t *testing.T) { testIsolation(t, f) })
+	t.Run("KeyEscaping", func(t *testing.T) { RunKeyEscaping(t, f) })
 	if f.Reopen != nil {
 		t.Run("SurvivesReopen", func(t *testing.T) { testReopen(t, f) })
 	}
