@@ -15,7 +15,7 @@ func buildContents(events []*session.Event) []*model.Content {
 	var last *model.Content
 	lastIsResponses := false
 	for _, e := range events {
-		if e.Partial || e.CutOff || e.Content.IsEmpty() {
+		if e.Partial || e.CutOff || e.Substituted || e.Content.IsEmpty() {
 			continue
 		}
 		onlyResponses := len(e.FunctionResponses()) > 0 && len(e.FunctionCalls()) == 0 && e.Content.Text() == ""

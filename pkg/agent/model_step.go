@@ -88,6 +88,7 @@ func (inv *invocation) modelStep(ctx context.Context, yield func(*session.Event,
 			}
 		}
 		ev := newEventFromResponse(inv.agent.Name, resp)
+		ev.Substituted = callErr != nil
 		inv.assignCallIDs(ev)
 		if err := inv.emit(ctx, ev, yield); err != nil {
 			return nil, err

@@ -24,6 +24,11 @@ type Runner struct {
 	Logger zerolog.Logger
 	// Metrics, if non-nil, counts tool calls and invocations.
 	Metrics *Metrics
+
+	// validator caches the tools' resolved argument schemas for every
+	// invocation of this runner (resolving a schema per call cost ~8% of a
+	// worker's CPU under load).
+	validator tool.Validator
 }
 
 // RunRequest is one invocation to run.
@@ -143,7 +148,7 @@ type invocation struct {
 	budget    *model.CallBudget
 	history   []*session.Event // whole session, including this invocation
 	resumed   bool
-	validator tool.Validator
+	validator *tool.Validator
 	log       zerolog.Logger
 }
 
@@ -177,6 +182,7 @@ func (r *Runner) start(ctx context.Context, req RunRequest) (*invocation, error)
 		budget:    model.NewCallBudget(ag.MaxModelCalls),
 		history:   sess.Events,
 		resumed:   len(prior) > 0,
+		validator: &r.validator,
 		log: r.Logger.With().Str("invocation_id", req.InvocationID).
 			Str("session_id", req.SessionID).Str("agent", ag.Name).Logger(),
 	}
@@ -234,8 +240,9 @@ func (inv *invocation) loop(ctx context.Context, yield func(*session.Event, erro
 		}
 	} else {
 		last := prior[len(prior)-1]
-		if last.IsFinalResponse() {
-			// Already finished: hand back the final event, run nothing.
+		if last.IsFinalResponse() && !last.Substituted {
+			// Already finished: hand back the final event, run nothing. A
+			// substituted (degraded) answer is not a finish: run on.
 			if !yield(last, nil) {
 				return errYieldStopped
 			}

@@ -762,3 +762,36 @@ func TestClassifyToolErrorNeverConvertsInfrastructureErrors(t *testing.T) {
 		t.Fatalf("error = %v, want the infrastructure error to escalate", err)
 	}
 }
+
+// A degraded answer substituted by an on-model-error callback ends that run,
+// but a replay of the invocation calls the model again (without showing it
+// the degraded text) instead of returning the degraded answer as final.
+func TestResumeAfterSubstitutedAnswerCallsTheModelAgain(t *testing.T) {
+	f := newFixture(t,
+		agenttest.Reply(refund("A-1042", 1299, "damaged")),
+		agenttest.Fail(&model.ProviderError{Provider: "test", StatusCode: 503}),
+	)
+	f.agent.Callbacks.OnModelError = []agent.OnModelErrorCallback{func(context.Context, *agent.CallbackContext, *model.Request, error) (*model.Response, error) {
+		return agenttest.Text("degraded: try later"), nil
+	}}
+	if _, err := f.run(t, "inv-1", "refund A-1042"); err != nil {
+		t.Fatal(err)
+	}
+	f.model.Push(agenttest.Reply(agenttest.Text("Refunded 12.99.")))
+	events, err := f.run(t, "inv-1", "refund A-1042")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := agenttest.FinalText(events); got != "Refunded 12.99." {
+		t.Fatalf("final after replay = %q, want a fresh model answer", got)
+	}
+	if len(f.orders.Refunds()) != 1 {
+		t.Fatalf("refunds = %d", len(f.orders.Refunds()))
+	}
+	last := f.model.Requests()[2].Contents
+	for _, c := range last {
+		if strings.Contains(c.Text(), "degraded") {
+			t.Fatal("the degraded text was sent back to the model")
+		}
+	}
+}

@@ -30,6 +30,11 @@ type Event struct {
 	// failure (the stream broke after partial output). Its Content holds the
 	// text the caller saw; it is not sent back to the model.
 	CutOff bool `json:"cut_off,omitempty"`
+	// Substituted marks a response an on-model-error callback substituted
+	// for a failed model call (a degraded answer). It ended that run, but a
+	// resumed invocation (a replay from the DLQ) does not take it as the
+	// end, and it is not sent back to the model.
+	Substituted bool `json:"substituted,omitempty"`
 	// FinishReason, ErrorCode and ErrorMessage are copied from the model
 	// response (see model.Response).
 	FinishReason model.FinishReason `json:"finish_reason,omitempty"`
