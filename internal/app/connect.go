@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"github.com/cenkalti/backoff/v4"
 	"os"
 	"path/filepath"
 	"time"
@@ -112,4 +113,27 @@ func ConnectRedis(ctx context.Context, cfg config.Redis) (*redis.Client, error) 
 		return nil, fmt.Errorf("redis: %s does not answer: %w", config.RedactURL(cfg.URL), err)
 	}
 	return c, nil
+}
+
+// ConnectNATSWithRetry is ConnectNATS retried with backoff (0.5 s doubling
+// to 5 s) until it succeeds or ctx ends, so a worker started while NATS is
+// down (a restart, a rolling upgrade) waits for it instead of exiting.
+func ConnectNATSWithRetry(ctx context.Context, cfg config.NATS, name string, log zerolog.Logger) (*nats.Conn, error) {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval, b.MaxInterval, b.MaxElapsedTime = 500*time.Millisecond, 5*time.Second, 0
+	for {
+		nc, err := ConnectNATS(cfg, name, log)
+		if err == nil {
+			return nc, nil
+		}
+		d := b.NextBackOff()
+		log.Warn().Err(err).Dur("retry_in", d).Msg("NATS not reachable; retrying")
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("%w (gave up: %w)", err, ctx.Err())
+		case <-t.C:
+		}
+	}
 }

@@ -86,7 +86,7 @@ func Connect(ctx context.Context, cfg config.Worker, log zerolog.Logger) (*Infra
 	}
 	ncfg := cfg.NATS
 	ncfg.URL = url
-	nc, err := ConnectNATS(ncfg, cfg.Worker.Name, log)
+	nc, err := ConnectNATSWithRetry(ctx, ncfg, cfg.Worker.Name, log)
 	if err != nil {
 		return nil, err
 	}
