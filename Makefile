@@ -2,7 +2,7 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: help test test-race lint fmt bench fuzz demo
+.PHONY: help test test-race lint fmt bench bench-go chaos fuzz demo
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-10s %s\n", $$1, $$2}'
@@ -21,8 +21,16 @@ lint: ## go vet, gofmt check, staticcheck if installed
 fmt: ## gofmt -w every Go file
 	gofmt -w $$(git ls-files '*.go')
 
-bench: ## Run the benchmarks (figures in the README come from here)
-	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+bench: ## Load benchmark (SIMULATED provider) vs bare JetStream and a minimal consumer, on local NATS + Redis; then the Go benchmarks
+	$(GO) run ./cmd/loadgen --n 2000 --workers 2 --concurrency 16 --out bench.json
+	$(GO) run ./cmd/loadgen --latency 200ms --inflight 4000 --out bench-inflight.json
+	$(MAKE) bench-go
+
+bench-go: ## Go benchmarks only (idempotency claim vs SET NX, replay vs bare publish, session appends)
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 300x $(PKGS)
+
+chaos: ## Chaos soak: 3 worker processes, 40% model + 10% tool faults, SIGKILLs, Redis and NATS restarts, DLQ replay, invariant check
+	$(GO) run ./cmd/chaos --n $${N:-3000} --duration $${DURATION:-4m}
 
 fuzz: ## Run each fuzz target briefly (FUZZTIME=10s)
 	@for t in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
@@ -30,5 +38,5 @@ fuzz: ## Run each fuzz target briefly (FUZZTIME=10s)
 	    echo "== $$t $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $${FUZZTIME:-10s} $$t || exit 1; \
 	  done; done
 
-demo: ## Run the main job (in-process demo until the JetStream worker lands)
-	$(GO) run ./cmd/worker
+demo: ## The main job with 25 requests end to end (embedded NATS + KV)
+	$(GO) run ./cmd/worker --demo 25

@@ -54,4 +54,3 @@ func TestConnectNATSWithRetryGivesUpWithContext(t *testing.T) {
 		t.Fatal("connected to a closed port")
 	}
 }
-

@@ -1,0 +1,81 @@
+package chaos_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentfleet/agentfleet/internal/chaos"
+)
+
+// testWriter sends the harness's lines to t.Log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// TestSmallChaosRound runs a small soak against real nats-server and
+// redis-server processes: 150 invocations under 40 % model faults and 10 %
+// tool faults, one worker SIGKILL, one Redis restart, one NATS restart, a
+// DLQ replay with faults off, and the invariant checker. It asserts the
+// invariants only, never timings.
+func TestSmallChaosRound(t *testing.T) {
+	if _, _, err := chaos.ServerBinaries(chaos.Config{}); err != nil {
+		t.Skipf("chaos round skipped: nats-server or redis-server binary missing: %v", err)
+	}
+	out := testWriter{t}
+	h, err := chaos.New(chaos.Config{
+		Invocations: 150, Duration: 75 * time.Second, Workers: 3, Concurrency: 16,
+		KillEvery: 5 * time.Second, MaxKills: 1, SubmitRate: 12,
+		WorkDir: t.TempDir(), Out: out,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close) // kills every child process, also when the test fails
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	rep, err := h.Run(ctx)
+	if err != nil {
+		dumpLogs(t, h.LogDir())
+		t.Fatal(err)
+	}
+	var sb strings.Builder
+	rep.Print(&sb)
+	t.Log(sb.String())
+	if rep.Kills != 1 || rep.RedisRestarts != 1 || rep.NATSRestarts != 1 {
+		t.Errorf("chaos done: %d kills, %d Redis restarts, %d NATS restarts; want 1 each", rep.Kills, rep.RedisRestarts, rep.NATSRestarts)
+	}
+	if rep.Submitted != 150 {
+		t.Errorf("submitted %d of 150", rep.Submitted)
+	}
+	if v := rep.Violations(); len(v) > 0 {
+		dumpLogs(t, h.LogDir())
+		for _, s := range v {
+			t.Error(s)
+		}
+	}
+}
+
+// dumpLogs logs the end of every child's log.
+func dumpLogs(t *testing.T, dir string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		if len(lines) > 15 {
+			lines = lines[len(lines)-15:]
+		}
+		t.Logf("--- %s (last %d lines)\n%s", filepath.Base(f), len(lines), strings.Join(lines, "\n"))
+	}
+}

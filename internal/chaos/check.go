@@ -1,0 +1,219 @@
+package chaos
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agentfleet/agentfleet/pkg/agent/session"
+	"github.com/agentfleet/agentfleet/pkg/agent/session/redissession"
+	"github.com/agentfleet/agentfleet/pkg/client"
+	"github.com/agentfleet/agentfleet/pkg/dlq"
+	"github.com/agentfleet/agentfleet/pkg/envelope"
+)
+
+// refundsKey is the demo refunds list (internal/support.RefundsKey with the
+// default empty prefix).
+const refundsKey = "demo:refunds"
+
+// invocationPrefix is the worker's default Redis key prefix (redis.prefix).
+const invocationPrefix = "af:"
+
+// refundRecord is one demo:refunds record.
+type refundRecord struct {
+	InvocationID string `json:"invocation_id"`
+	OrderID      string `json:"order_id"`
+	AmountCents  int    `json:"amount_cents"`
+}
+
+// lookupAll reads the last result of every id from AGENT_RESULTS.
+func lookupAll(ctx context.Context, cl *client.Client, ids []string) (map[string]*client.StoredResult, map[string]error) {
+	var mu sync.Mutex
+	res, errs := map[string]*client.StoredResult{}, map[string]error{}
+	work := make(chan string)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for id := range work {
+				var r *client.StoredResult
+				var err error
+				for attempt := 0; attempt < 5; attempt++ {
+					lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+					r, err = cl.Lookup(lctx, id)
+					cancel()
+					if err == nil || errors.Is(err, client.ErrNoResult) || errors.Is(err, client.ErrBadResult) || ctx.Err() != nil {
+						break
+					}
+					time.Sleep(200 * time.Millisecond)
+				}
+				mu.Lock()
+				if err != nil {
+					errs[id] = err
+				} else {
+					res[id] = r
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, id := range ids {
+		work <- id
+	}
+	close(work)
+	wg.Wait()
+	return res, errs
+}
+
+// recordStatus maps a result status to the invocation record's.
+func recordStatus(s envelope.Status) session.InvocationStatus {
+	switch s {
+	case envelope.StatusCompleted:
+		return session.InvocationCompleted
+	case envelope.StatusDeadLettered:
+		return session.InvocationDeadLettered
+	case envelope.StatusFailed:
+		return session.InvocationFailed
+	}
+	return ""
+}
+
+// check reads the results, the DLQ, the invocation records and
+// demo:refunds and fills in the report's counts and violations.
+func (h *Harness) check(ctx context.Context, cl *client.Client, t *tracker, rep *Report) error {
+	rep.Invocations = len(t.ids)
+	rep.Final = map[string]int{}
+	inRun := t.index
+
+	results, lookErrs := lookupAll(ctx, cl, t.ids)
+	_, all, bad, err := h.latestEntries(ctx)
+	if err != nil {
+		return err
+	}
+	invs, err := redissession.NewInvocations(h.rdb, redissession.Config{Prefix: invocationPrefix})
+	if err != nil {
+		return fmt.Errorf("chaos: invocation records: %w", err)
+	}
+
+	for _, id := range t.ids {
+		t.mu.Lock()
+		submitted := t.submitted[id]
+		t.mu.Unlock()
+		if submitted {
+			rep.Submitted++
+		}
+		r, ok := results[id]
+		if !ok {
+			err := lookErrs[id]
+			switch {
+			case !submitted:
+				rep.NotSubmitted.add(id)
+			case errors.Is(err, client.ErrBadResult):
+				rep.BadResults.add(id)
+			default:
+				rep.Lost.add(id)
+			}
+			continue
+		}
+		key := string(r.Status)
+		if r.ErrorClass != "" {
+			key += " " + r.ErrorClass
+		}
+		rep.Final[key]++
+		if r.Status != envelope.StatusCompleted && len(all[id]) == 0 {
+			rep.NotInDLQ.add(id)
+		}
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		rec, err := invs.Get(rctx, id)
+		cancel()
+		switch {
+		case err == nil && rec.Status == recordStatus(r.Status):
+		case err == nil:
+			rep.RecordMismatch.add(fmt.Sprintf("%s (result %s, record %s)", id, r.Status, rec.Status))
+		case errors.Is(err, session.ErrInvocationNotFound):
+			rep.RecordMismatch.add(id + " (no record)")
+		default:
+			return fmt.Errorf("chaos: invocation record %s: %w", id, err)
+		}
+		// Transient: any auto-replayable entry. After a replay the
+		// invocation must have completed.
+		transient := false
+		for _, it := range append(append([]*dlq.Item(nil), rep.beforeReplay[id]...), all[id]...) {
+			transient = transient || it.Entry.Retryable
+		}
+		if transient {
+			rep.Transient++
+			if r.Status == envelope.StatusCompleted {
+				rep.TransientCompleted++
+			} else if rep.ReplayMode != "" {
+				rep.TransientNotCompleted.add(fmt.Sprintf("%s (%s %s)", id, r.Status, r.ErrorClass))
+			}
+		}
+	}
+
+	// Entries before the replay: the snapshot the replay phase took (the
+	// replayer may delete what it replayed), or, without a replay, the end.
+	before := rep.beforeReplay
+	if before == nil {
+		before = all
+	}
+	rep.DLQByClass, rep.DLQAfterByClass = map[string]int{}, map[string]int{}
+	for id, items := range before {
+		if _, ok := inRun[id]; !ok {
+			rep.DLQForeign += len(items)
+			continue
+		}
+		rep.DLQInvocations++
+		for _, it := range items {
+			rep.DLQEntries++
+			rep.DLQByClass[it.Entry.Class]++
+		}
+	}
+	for id, items := range all {
+		if _, ok := inRun[id]; !ok {
+			continue
+		}
+		rep.DLQAfterInvocations++
+		for _, it := range items {
+			rep.DLQAfterEntries++
+			rep.DLQAfterByClass[it.Entry.Class]++
+		}
+	}
+	for _, it := range bad {
+		rep.BadDLQEntries.add(fmt.Sprintf("seq %d: %v", it.Seq, it.Err))
+	}
+
+	raw, err := h.rdb.LRange(ctx, refundsKey, 0, -1).Result()
+	if err != nil {
+		return fmt.Errorf("chaos: read %s: %w", refundsKey, err)
+	}
+	pairs := map[string]int{}
+	for _, s := range raw {
+		var rf refundRecord
+		if err := json.Unmarshal([]byte(s), &rf); err != nil {
+			rep.BadRefunds.add(s)
+			continue
+		}
+		if _, ok := inRun[rf.InvocationID]; !ok {
+			rep.ForeignRefunds++
+			continue
+		}
+		rep.Refunds++
+		pairs[rf.InvocationID+" "+rf.OrderID]++
+	}
+	rep.RefundPairs = len(pairs)
+	for k, n := range pairs {
+		if n > 1 {
+			rep.Duplicates.add(fmt.Sprintf("%s ×%d", k, n))
+		}
+	}
+	for _, c := range t.contradictions() {
+		rep.Contradictions.add(c)
+	}
+	rep.LiveResults = t.live
+	return nil
+}

@@ -1,0 +1,33 @@
+// Package chaos is the fleet's chaos soak (make chaos): it proves, with
+// real processes, that the workers lose no request and repeat no side
+// effect while everything around them fails.
+//
+// A run starts its own nats-server (JetStream) and redis-server on free
+// loopback ports, builds cmd/worker (and cmd/dlq-replayer) into a temporary
+// directory and runs a fleet of worker processes with the SIMULATED model
+// provider injecting transient faults and the demo orders service failing a
+// share of tool calls. While invocations are submitted through pkg/client it
+// SIGKILLs a worker every few seconds and starts it again, and restarts
+// Redis and NATS once each (NATS on the same port and store directory, so
+// the streams survive; Redis with an append-only file, so its state
+// survives). When every request has a result, the workers are restarted
+// without faults and the DLQ is replayed with `dlq-replayer replay`.
+//
+// The invariant checker then reads the last result of every invocation from
+// AGENT_RESULTS, every entry of AGENT_DLQ, the invocation records and the
+// demo:refunds list, and fails the run on any violation:
+//   - lost = 0: every request ended in exactly one of completed,
+//     dead-lettered or failed-reported, and a dead-lettered or failed result
+//     has its DLQ entry;
+//   - the invocation record agrees with the last result, and no completed
+//     result was followed by a different one;
+//   - duplicated effects = 0: demo:refunds holds at most one record per
+//     (invocation, order);
+//   - after the replay every invocation with a transient (auto-replayable)
+//     DLQ entry completed.
+//
+// The harness clears the demo orders' refunded balances every few
+// milliseconds, so the orders service itself would accept a repeated refund:
+// only the idempotency layer stands between a redelivery and a duplicate,
+// which is what the duplicate check is meant to measure.
+package chaos

@@ -1,0 +1,353 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/redis/go-redis/v9"
+)
+
+// Harness is one chaos run: its servers, worker processes and connections.
+// Create it with New, run it with Run, and always Close it (Close kills
+// every child process still running).
+type Harness struct {
+	cfg    Config
+	dir    string
+	logDir string
+	ps     procs
+	start  time.Time // when the chaos clock started
+
+	natsBin, redisBin      string
+	workerBin, replayerBin string
+	natsPort, redisPort    int
+	natsDir, redisDir      string
+	natsURL, redisURL      string
+	natsProc, redisProc    *proc
+	natsGen, redisGen      int
+	nc                     *nats.Conn
+	js                     jetstream.JetStream
+	rdb                    *redis.Client
+	rng                    *rand.Rand
+	rngMu                  sync.Mutex
+	workersMu              sync.Mutex
+	workers                []*proc
+	workerGen              []int
+	faultsOn               bool
+	closeOnce              sync.Once
+}
+
+// New checks cfg and the server binaries and creates the work directory.
+// Nothing runs until Run.
+func New(cfg Config) (*Harness, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	natsBin, redisBin, err := ServerBinaries(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.ModuleDir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("chaos: %w", err)
+		}
+		if cfg.ModuleDir, err = FindModuleDir(wd); err != nil {
+			return nil, err
+		}
+	}
+	dir := cfg.WorkDir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "agentfleet-chaos-"); err != nil {
+			return nil, fmt.Errorf("chaos: work dir: %w", err)
+		}
+	}
+	h := &Harness{
+		cfg: cfg, dir: dir, logDir: filepath.Join(dir, "logs"),
+		natsBin: natsBin, redisBin: redisBin,
+		natsDir: filepath.Join(dir, "nats"), redisDir: filepath.Join(dir, "redis"),
+		rng: rand.New(rand.NewPCG(cfg.Seed, 0x6368616f73)),
+	}
+	for _, d := range []string{h.logDir, h.natsDir, h.redisDir, filepath.Join(dir, "bin")} {
+		if err := os.MkdirAll(d, 0o750); err != nil {
+			return nil, fmt.Errorf("chaos: %w", err)
+		}
+	}
+	return h, nil
+}
+
+// WorkDir returns the directory holding the binaries, server data and logs.
+func (h *Harness) WorkDir() string { return h.dir }
+
+// LogDir returns the directory of the child processes' logs.
+func (h *Harness) LogDir() string { return h.logDir }
+
+// Close kills every child process still running, closes the connections
+// and removes the work directory unless KeepWorkDir. It is safe to call more
+// than once.
+func (h *Harness) Close() {
+	h.closeOnce.Do(func() {
+		if h.nc != nil {
+			h.nc.Close()
+		}
+		if h.rdb != nil {
+			_ = h.rdb.Close()
+		}
+		h.ps.killAll()
+		if !h.cfg.KeepWorkDir && h.cfg.WorkDir == "" {
+			_ = os.RemoveAll(h.dir)
+		}
+	})
+}
+
+// logf prints a progress line stamped with the time since the chaos clock
+// started.
+func (h *Harness) logf(format string, args ...any) {
+	var since time.Duration
+	if !h.start.IsZero() {
+		since = time.Since(h.start)
+	}
+	fmt.Fprintf(h.cfg.Out, "[%6.1fs] %s\n", since.Seconds(), fmt.Sprintf(format, args...))
+}
+
+func (h *Harness) intN(n int) int {
+	h.rngMu.Lock()
+	defer h.rngMu.Unlock()
+	return h.rng.IntN(n)
+}
+
+// build builds the worker and, unless the replay is off, the replayer.
+func (h *Harness) build(ctx context.Context) error {
+	bin := filepath.Join(h.dir, "bin")
+	h.workerBin = filepath.Join(bin, "worker")
+	if err := goBuild(ctx, h.cfg.ModuleDir, "./cmd/worker", h.workerBin); err != nil {
+		return err
+	}
+	if h.cfg.Replay == ReplayAuto || h.cfg.Replay == ReplayBinary {
+		p := filepath.Join(bin, "dlq-replayer")
+		if err := goBuild(ctx, h.cfg.ModuleDir, "./cmd/dlq-replayer", p); err != nil {
+			return err
+		}
+		h.replayerBin = p
+	}
+	return nil
+}
+
+// startNATS starts nats-server with JetStream on the harness's port and
+// store directory (the same on every restart, so the streams survive).
+func (h *Harness) startNATS(ctx context.Context) error {
+	h.natsGen++
+	args := []string{"-a", "127.0.0.1", "-p", strconv.Itoa(h.natsPort), "-js", "-sd", h.natsDir, "-n", "agentfleet-chaos"}
+	p, err := startProc(&h.ps, h.logDir, fmt.Sprintf("nats-server.%d", h.natsGen), h.natsBin, args, childEnv())
+	if err != nil {
+		return err
+	}
+	h.natsProc = p
+	return waitListening(ctx, p, h.natsPort, 20*time.Second)
+}
+
+// startRedis starts redis-server on the harness's port with an append-only
+// file in its directory, so a restart keeps the sessions, idempotency
+// records and demo:refunds (a Redis that forgets them on restart would
+// make the duplicate check meaningless).
+func (h *Harness) startRedis(ctx context.Context) error {
+	h.redisGen++
+	args := []string{"--bind", "127.0.0.1", "--port", strconv.Itoa(h.redisPort), "--dir", h.redisDir,
+		"--save", "", "--appendonly", "yes", "--appendfsync", "everysec", "--daemonize", "no", "--protected-mode", "yes"}
+	p, err := startProc(&h.ps, h.logDir, fmt.Sprintf("redis-server.%d", h.redisGen), h.redisBin, args, childEnv())
+	if err != nil {
+		return err
+	}
+	h.redisProc = p
+	if err := waitListening(ctx, p, h.redisPort, 20*time.Second); err != nil {
+		return err
+	}
+	// Listening is not loaded: wait for PING (LOADING while the AOF is read).
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(h.redisPort)})
+	defer c.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		err := c.Ping(pctx).Err()
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("chaos: redis-server does not answer: %w", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// stopSignal is how a server is stopped for a restart.
+func (h *Harness) stopSignal() syscall.Signal {
+	if h.cfg.HardRestarts {
+		return syscall.SIGKILL
+	}
+	return syscall.SIGTERM
+}
+
+// restartNATS stops nats-server and starts it again on the same port and
+// store directory.
+func (h *Harness) restartNATS(ctx context.Context) (time.Duration, error) {
+	t0 := time.Now()
+	h.natsProc.stop(h.stopSignal(), 15*time.Second)
+	if err := h.startNATS(ctx); err != nil {
+		return 0, err
+	}
+	return time.Since(t0), nil
+}
+
+// restartRedis stops redis-server and starts it again with its data.
+func (h *Harness) restartRedis(ctx context.Context) (time.Duration, error) {
+	t0 := time.Now()
+	h.redisProc.stop(h.stopSignal(), 15*time.Second)
+	if err := h.startRedis(ctx); err != nil {
+		return 0, err
+	}
+	return time.Since(t0), nil
+}
+
+// connect opens the harness's own NATS connection (reconnecting forever)
+// and Redis client.
+func (h *Harness) connect() error {
+	nc, err := nats.Connect(h.natsURL, nats.Name("agentfleet-chaos"), nats.MaxReconnects(-1),
+		nats.ReconnectWait(200*time.Millisecond), nats.ReconnectBufSize(-1))
+	if err != nil {
+		return fmt.Errorf("chaos: nats connect: %w", err)
+	}
+	h.nc = nc
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("chaos: jetstream: %w", err)
+	}
+	h.js = js
+	h.rdb = redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(h.redisPort), MaxRetries: 5})
+	return nil
+}
+
+// workerEnv is the environment of a worker process: the chaos timings
+// (short AckWait, session and claim leases so a SIGKILLed worker's work is
+// picked up within seconds) and the fault settings.
+func (h *Harness) workerEnv(i int, faults bool) []string {
+	modelFaults, toolFaults := "", 0.0
+	if faults {
+		modelFaults, toolFaults = h.cfg.ModelFaults, h.cfg.ToolFaults
+	}
+	return childEnv(
+		"AGENTFLEET_NATS_URL="+h.natsURL,
+		"AGENTFLEET_REDIS_URL="+h.redisURL,
+		"AGENTFLEET_MODEL_SPEC=sim",
+		"AGENTFLEET_MODEL_SIM_FAULTS="+modelFaults,
+		"AGENTFLEET_MODEL_SIM_TOOL_FAULTS="+strconv.FormatFloat(toolFaults, 'g', -1, 64),
+		"AGENTFLEET_MODEL_SIM_SEED="+strconv.FormatUint(h.cfg.Seed*1000+uint64(i)*100+uint64(h.workerGen[i]), 10),
+		"AGENTFLEET_WORKER_CONCURRENCY="+strconv.Itoa(h.cfg.Concurrency),
+		"AGENTFLEET_STREAMS_ACK_WAIT=9s",
+		"AGENTFLEET_WORKER_SESSION_LEASE=9s",
+		"AGENTFLEET_IDEMPOTENCY_LEASE=6s",
+		"AGENTFLEET_WORKER_DRAIN_TIMEOUT=5s",
+		"AGENTFLEET_WORKER_INFRA_BACKOFF_MAX=4s",
+		"AGENTFLEET_METRICS_ADDR=",
+		"AGENTFLEET_LOG_LEVEL=info",
+	)
+}
+
+// startWorker starts worker i (a new generation of it).
+func (h *Harness) startWorker(i int) (*proc, error) {
+	h.workersMu.Lock()
+	defer h.workersMu.Unlock()
+	h.workerGen[i]++
+	name := fmt.Sprintf("worker-%d.%d", i+1, h.workerGen[i])
+	args := []string{"--name", fmt.Sprintf("chaos-w%d-g%d", i+1, h.workerGen[i])}
+	p, err := startProc(&h.ps, h.logDir, name, h.workerBin, args, h.workerEnv(i, h.faultsOn))
+	if err != nil {
+		return nil, err
+	}
+	h.workers[i] = p
+	return p, nil
+}
+
+// startFleet starts cfg.Workers workers with or without faults.
+func (h *Harness) startFleet(faults bool) error {
+	h.faultsOn = faults
+	if h.workers == nil {
+		h.workers = make([]*proc, h.cfg.Workers)
+		h.workerGen = make([]int, h.cfg.Workers)
+	}
+	for i := range h.cfg.Workers {
+		if _, err := h.startWorker(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stopFleet stops every worker with SIGTERM (they drain, then stop at a
+// step boundary and Nak) and waits.
+func (h *Harness) stopFleet() {
+	h.workersMu.Lock()
+	ws := append([]*proc(nil), h.workers...)
+	h.workersMu.Unlock()
+	var wg sync.WaitGroup
+	for _, p := range ws {
+		if p == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.stop(syscall.SIGTERM, 20*time.Second)
+		}()
+	}
+	wg.Wait()
+}
+
+// killWorker SIGKILLs a random worker and starts it again after a pause.
+func (h *Harness) killWorker(ctx context.Context) (string, error) {
+	i := h.intN(h.cfg.Workers)
+	h.workersMu.Lock()
+	p := h.workers[i]
+	h.workersMu.Unlock()
+	pid := p.cmd.Process.Pid
+	p.stop(syscall.SIGKILL, 0)
+	select {
+	case <-ctx.Done():
+	case <-time.After(500 * time.Millisecond):
+	}
+	np, err := h.startWorker(i)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("SIGKILL worker %d (pid %d), restarted as pid %d", i+1, pid, np.cmd.Process.Pid), nil
+}
+
+// checkWorkers restarts a worker that exited by itself (and says so): a
+// worker that dies on its own is a finding, but the run goes on.
+func (h *Harness) checkWorkers() []string {
+	var notes []string
+	for i := range h.cfg.Workers {
+		h.workersMu.Lock()
+		p := h.workers[i]
+		h.workersMu.Unlock()
+		if p != nil && p.exited() && p.cmd.ProcessState != nil && !p.cmd.ProcessState.Success() {
+			if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				continue // ours
+			}
+			notes = append(notes, fmt.Sprintf("worker %d exited by itself (%v, log %s)", i+1, p.err, p.logPath))
+			if _, err := h.startWorker(i); err != nil {
+				notes = append(notes, err.Error())
+			}
+		}
+	}
+	return notes
+}

@@ -1,0 +1,238 @@
+package chaos
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agentfleet/agentfleet/pkg/dlq"
+)
+
+// idList counts ids and keeps the first few as examples.
+type idList struct {
+	N        int
+	Examples []string
+}
+
+func (l *idList) add(s string) {
+	l.N++
+	if len(l.Examples) < 5 {
+		l.Examples = append(l.Examples, s)
+	}
+}
+
+func (l idList) String() string {
+	if l.N == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d (e.g. %s)", l.N, strings.Join(l.Examples, ", "))
+}
+
+// Report is what a chaos run did and found.
+type Report struct {
+	// Config is the run's configuration (defaults applied).
+	Config Config
+
+	// Invocations is the number of requests the run meant to submit;
+	// Submitted the number the server acknowledged.
+	Invocations, Submitted int
+	// Final counts the last result of each invocation by "status class".
+	Final map[string]int
+
+	// Chaos done.
+	Kills, RedisRestarts, NATSRestarts int
+	Events                             []Event
+
+	// DLQ contents for this run's invocations before the replay (all
+	// entries the chaos phase produced) and at the end.
+	DLQEntries, DLQInvocations, DLQForeign int
+	DLQByClass                             map[string]int
+	DLQAfterEntries, DLQAfterInvocations   int
+	DLQAfterByClass                        map[string]int
+
+	// Replay.
+	ReplayMode   string
+	ReplayerExit int
+	ReplayWanted int
+
+	// Transient: invocations with an auto-replayable DLQ entry, and how many
+	// of them completed.
+	Transient, TransientCompleted int
+
+	// Effects: records in demo:refunds for this run and distinct
+	// (invocation, order) pairs among them.
+	Refunds, RefundPairs, ForeignRefunds int
+	// LiveResults is the number of results the live subscription saw.
+	LiveResults int
+
+	// Violations (each must be zero).
+	NotSubmitted          idList
+	Lost                  idList
+	BadResults            idList
+	NotInDLQ              idList
+	RecordMismatch        idList
+	Contradictions        idList
+	Duplicates            idList
+	TransientNotCompleted idList
+	BadDLQEntries         idList
+	BadRefunds            idList
+
+	// Phase ends and total, since the chaos clock started.
+	ResultsPhase, ReplayPhase, Elapsed time.Duration
+
+	mu            sync.Mutex
+	harnessErrors []string
+	tracker       *tracker
+	beforeReplay  map[string][]*dlq.Item
+}
+
+// Violations lists every broken invariant, empty when the run passed.
+func (r *Report) Violations() []string {
+	var out []string
+	add := func(name string, l idList) {
+		if l.N > 0 {
+			out = append(out, name+": "+l.String())
+		}
+	}
+	add("not submitted (the harness could not publish)", r.NotSubmitted)
+	add("lost (no result)", r.Lost)
+	add("undecodable result", r.BadResults)
+	add("dead-lettered or failed without a DLQ entry", r.NotInDLQ)
+	add("invocation record disagrees with the last result", r.RecordMismatch)
+	add("completed, then reported otherwise", r.Contradictions)
+	add("duplicated effects ((invocation, order) refunded more than once)", r.Duplicates)
+	add("transient entry not completed after the replay", r.TransientNotCompleted)
+	add("undecodable DLQ entry", r.BadDLQEntries)
+	add("undecodable refund record", r.BadRefunds)
+	if r.ReplayMode == "dlq-replayer replay" && r.ReplayerExit != 0 {
+		out = append(out, fmt.Sprintf("dlq-replayer exited with %d", r.ReplayerExit))
+	}
+	for _, e := range r.harnessErrors {
+		out = append(out, "harness: "+e)
+	}
+	return out
+}
+
+// OK reports whether every invariant held.
+func (r *Report) OK() bool { return len(r.Violations()) == 0 }
+
+// Print writes the counts table and the verdict.
+func (r *Report) Print(w io.Writer) {
+	c := r.Config
+	fmt.Fprintf(w, "\nagentfleet chaos soak: %d invocations, %d worker processes × %d, SIMULATED model faults %q, tool faults %.0f%%\n",
+		r.Invocations, c.Workers, c.Concurrency, c.ModelFaults, c.ToolFaults*100)
+	fmt.Fprintf(w, "chaos: %d worker SIGKILLs (every %s), Redis restarted %d×, NATS restarted %d×; replay: %s\n",
+		r.Kills, c.KillEvery, r.RedisRestarts, r.NATSRestarts, orNone(r.ReplayMode))
+	fmt.Fprintf(w, "time: results in by %s, replay done by %s, total %s (bound %s)\n\n",
+		r.ResultsPhase.Round(time.Second), r.ReplayPhase.Round(time.Second), r.Elapsed.Round(time.Second), c.Duration)
+
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "final state (last result)\tclass\tcount")
+	keys := sortedKeys(r.Final)
+	for _, k := range keys {
+		status, class, _ := strings.Cut(k, " ")
+		fmt.Fprintf(tw, "%s\t%s\t%d\n", status, orDash(class), r.Final[k])
+	}
+	fmt.Fprintf(tw, "lost (no result)\t\t%d\n", r.Lost.N)
+	fmt.Fprintf(tw, "total submitted\t\t%d\n", r.Submitted)
+	_ = tw.Flush()
+
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "DLQ entries by class\tbefore replay\tat the end")
+	classes := map[string]int{}
+	for k := range r.DLQByClass {
+		classes[k]++
+	}
+	for k := range r.DLQAfterByClass {
+		classes[k]++
+	}
+	for _, k := range sortedKeys(classes) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\n", k, r.DLQByClass[k], r.DLQAfterByClass[k])
+	}
+	fmt.Fprintf(tw, "total entries (invocations)\t%d (%d)\t%d (%d)\n", r.DLQEntries, r.DLQInvocations, r.DLQAfterEntries, r.DLQAfterInvocations)
+	_ = tw.Flush()
+
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "invariant\tvalue\tverdict")
+	row := func(name string, n int) { fmt.Fprintf(tw, "%s\t%d\t%s\n", name, n, verdict(n == 0)) }
+	row("lost (no result)", r.Lost.N+r.NotSubmitted.N)
+	row("undecodable results", r.BadResults.N)
+	row("dead-lettered/failed but not in the DLQ", r.NotInDLQ.N)
+	row("result ≠ invocation record", r.RecordMismatch.N)
+	row("completed, then reported otherwise (live)", r.Contradictions.N)
+	row("duplicated effects", r.Duplicates.N)
+	if r.ReplayMode != "" {
+		fmt.Fprintf(tw, "transient invocations completed after replay\t%d/%d\t%s\n", r.TransientCompleted, r.Transient,
+			verdict(r.TransientNotCompleted.N == 0))
+	} else {
+		fmt.Fprintf(tw, "transient invocations (no replay)\t%d\t-\n", r.Transient)
+	}
+	fmt.Fprintf(tw, "refund records / distinct (invocation, order)\t%d / %d\t%s\n", r.Refunds, r.RefundPairs, verdict(r.Duplicates.N == 0))
+	_ = tw.Flush()
+
+	if len(r.Events) > 0 {
+		fmt.Fprintln(w, "\nevents:")
+		for _, e := range r.Events {
+			fmt.Fprintf(w, "  %7.1fs  %s\n", e.At.Seconds(), e.What)
+		}
+	}
+	v := r.Violations()
+	if len(v) == 0 {
+		fmt.Fprintln(w, "\nPASS: every invariant held")
+		return
+	}
+	fmt.Fprintf(w, "\nFAIL: %d violation(s)\n", len(v))
+	for _, s := range v {
+		fmt.Fprintln(w, "  - "+s)
+	}
+}
+
+// addEvent records an event (safe for concurrent use).
+func (r *Report) addEvent(at time.Duration, what string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.Events = append(r.Events, Event{At: at, What: what})
+}
+
+// addHarnessError records something the harness failed to do.
+func (r *Report) addHarnessError(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.harnessErrors = append(r.harnessErrors, s)
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "PASS"
+	}
+	return "FAIL"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

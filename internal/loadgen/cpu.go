@@ -1,0 +1,113 @@
+package loadgen
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// cpuMeter measures the CPU time a phase used: this process (workers,
+// consumers and the load generator; with --embedded also the NATS server),
+// the Redis server (INFO cpu; it may serve others too) and a local
+// nats-server process if one is found. On a shared, noisy machine CPU per
+// invocation is steadier than a rate.
+type cpuMeter struct {
+	rdb              *redis.Client
+	natsPID          int
+	self, rds, natsT time.Duration
+}
+
+func startCPU(ctx context.Context, rdb *redis.Client, external bool) *cpuMeter {
+	m := &cpuMeter{rdb: rdb}
+	if external {
+		m.natsPID = findProcess("nats-server")
+	}
+	m.self, m.rds, m.natsT = selfCPU(), redisCPU(ctx, rdb), procCPU(m.natsPID)
+	return m
+}
+
+// finish stores the CPU used since start, per completed invocation, in p.
+func (m *cpuMeter) finish(ctx context.Context, p *Phase) {
+	per := func(d time.Duration) float64 {
+		if p.Completed == 0 || d <= 0 {
+			return 0
+		}
+		return ms(d) / float64(p.Completed)
+	}
+	p.CPUMSPerInvocation = per(selfCPU() - m.self)
+	if m.rdb != nil {
+		p.RedisCPUMSPerInvocation = per(redisCPU(ctx, m.rdb) - m.rds)
+	}
+	if m.natsPID > 0 {
+		p.NATSCPUMSPerInvocation = per(procCPU(m.natsPID) - m.natsT)
+	}
+}
+
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// redisCPU reads used_cpu_user + used_cpu_sys of the Redis server.
+func redisCPU(ctx context.Context, rdb *redis.Client) time.Duration {
+	if rdb == nil {
+		return 0
+	}
+	info, err := rdb.Info(ctx, "cpu").Result()
+	if err != nil {
+		return 0
+	}
+	var total float64
+	for _, line := range strings.Split(info, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (k == "used_cpu_user" || k == "used_cpu_sys") {
+			f, _ := strconv.ParseFloat(v, 64)
+			total += f
+		}
+	}
+	return time.Duration(total * float64(time.Second))
+}
+
+// findProcess returns the pid of the first process named comm (0 if none).
+func findProcess(comm string) int {
+	dirs, _ := filepath.Glob("/proc/[0-9]*/comm")
+	for _, d := range dirs {
+		b, err := os.ReadFile(d)
+		if err == nil && strings.TrimSpace(string(b)) == comm {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(d)))
+			return pid
+		}
+	}
+	return 0
+}
+
+// procCPU returns utime + stime of pid (clock ticks of 10 ms).
+func procCPU(pid int) time.Duration {
+	if pid <= 0 {
+		return 0
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		s = s[i+1:]
+	}
+	f := strings.Fields(s)
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}

@@ -1,0 +1,102 @@
+package loadgen
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestTinyEmbeddedLoad runs every phase with 20 invocations on an embedded
+// server and checks counts only: all completed, none lost, every framework
+// and minimal invocation refunded exactly once. No timing is asserted.
+func TestTinyEmbeddedLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an embedded NATS server and two workers")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out := filepath.Join(t.TempDir(), "results.json")
+	var table strings.Builder
+	rep, err := Run(ctx, Config{Embedded: true, N: 20, Workers: 2, Concurrency: 4, Timeout: time.Minute, Out: out}, &table, io.Discard)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, table.String())
+	}
+	if len(rep.Phases) != 3 {
+		t.Fatalf("phases = %d, want bare, minimal, framework", len(rep.Phases))
+	}
+	for _, p := range rep.Phases {
+		if p.Submitted != 20 || p.Completed != 20 || p.Lost != 0 || len(p.Other) != 0 {
+			t.Errorf("%s: submitted %d completed %d lost %d other %v, want 20/20/0", p.Name, p.Submitted, p.Completed, p.Lost, p.Other)
+		}
+		if p.Name == "bare" {
+			continue
+		}
+		if p.Refunds != 20 || p.DuplicateRefunds != 0 {
+			t.Errorf("%s: refunds %d, duplicated %d; want 20 and 0", p.Name, p.Refunds, p.DuplicateRefunds)
+		}
+	}
+	if !strings.Contains(table.String(), "SIMULATED") || !strings.Contains(table.String(), "framework") {
+		t.Errorf("table does not label the provider as simulated:\n%s", table.String())
+	}
+	if rep.Ratios["framework/minimal"] <= 0 {
+		t.Errorf("no framework/minimal ratio: %v", rep.Ratios)
+	}
+}
+
+// TestOrderPoolResetsReusedOrders checks that an order is reset only when
+// it is handed out again.
+func TestOrderPoolResetsReusedOrders(t *testing.T) {
+	var resets []string
+	p := newOrderPool(func(_ context.Context, id string) error { resets = append(resets, id); return nil })
+	ctx := context.Background()
+	for range maxOrders {
+		i, err := p.take(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.put(i)
+	}
+	if len(resets) != 0 {
+		t.Fatalf("reset before reuse: %v", resets)
+	}
+	i, err := p.take(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resets) != 1 || resets[0] != orderID(i) {
+		t.Fatalf("resets = %v, want [%s]", resets, orderID(i))
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	d := []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	if got := pct(d, 50); got != 5 {
+		t.Errorf("p50 = %v", got)
+	}
+	if got := pct(d, 99); got != 10 {
+		t.Errorf("p99 = %v", got)
+	}
+	if got := pct(nil, 50); got != 0 {
+		t.Errorf("p50 of nothing = %v", got)
+	}
+}
+
+// BenchmarkEmbedded runs b.N invocations per phase on an embedded server
+// (no services needed) and reports each phase's rate and the framework's
+// ratio to the minimal consumer. It measures; it never fails on a figure.
+//
+//	go test -run '^$' -bench Embedded -benchtime 500x ./internal/loadgen
+func BenchmarkEmbedded(b *testing.B) {
+	ctx := context.Background()
+	rep, err := Run(ctx, Config{Embedded: true, N: b.N, Workers: 2, Concurrency: 16}, io.Discard, io.Discard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, p := range rep.Phases {
+		b.ReportMetric(p.PerSecond, p.Name+"-inv/s")
+	}
+	b.ReportMetric(rep.Ratios["framework/minimal"], "framework/minimal")
+}

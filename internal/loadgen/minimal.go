@@ -1,0 +1,238 @@
+package loadgen
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentfleet/agentfleet/internal/streams"
+	"github.com/agentfleet/agentfleet/pkg/envelope"
+)
+
+// minimalDescription says what the minimal consumer does per invocation.
+const minimalDescription = "hand-written: 6 session appends (RPUSH), get_order read, claim (SET NX), refund record, completion (SET), result publish (PubAck), ack"
+
+// minimalEvent is a session event of the minimal consumer, about the size
+// and shape of the fleet's.
+type minimalEvent struct {
+	InvocationID string         `json:"invocation_id"`
+	Author       string         `json:"author"`
+	Timestamp    time.Time      `json:"timestamp"`
+	Content      map[string]any `json:"content"`
+}
+
+// minimalConsumer runs one invocation with only the I/O it needs.
+type minimalConsumer struct {
+	js      jetstream.JetStream
+	sc      streams.Config
+	store   minimalStore
+	latency time.Duration
+	name    string
+}
+
+// handle runs one message: model turns are simulated by sleeping the model
+// latency; the tools' reads and effect, the appends, the claim and the
+// completion are real round trips, in the order the fleet does them.
+func (c *minimalConsumer) handle(ctx context.Context, m jetstream.Msg) error {
+	var req envelope.Request
+	if err := json.Unmarshal(m.Data(), &req); err != nil {
+		_ = m.Term()
+		return fmt.Errorf("decode: %w", err)
+	}
+	start := time.Now()
+	sess := req.UserID + ":" + req.SessionID
+	order := orderOf(req.Message.Text())
+	add := func(author string, content map[string]any) error {
+		b, err := json.Marshal(minimalEvent{InvocationID: req.InvocationID, Author: author, Timestamp: time.Now(), Content: content})
+		if err != nil {
+			return err
+		}
+		return c.store.appendEvent(ctx, sess, b)
+	}
+	model := func() { sleepCtx(ctx, c.latency) }
+	call := func(name string, args map[string]any) map[string]any {
+		return map[string]any{"role": "model", "parts": []any{map[string]any{"function_call": map[string]any{"name": name, "args": args}}}}
+	}
+	answer := func(name string, resp map[string]any) map[string]any {
+		return map[string]any{"role": "user", "parts": []any{map[string]any{"function_response": map[string]any{"name": name, "response": resp}}}}
+	}
+	steps := []func() error{
+		func() error {
+			return add("user", map[string]any{"role": "user", "parts": []any{map[string]any{"text": req.Message.Text()}}})
+		},
+		func() error { model(); return add("support", call("get_order", map[string]any{"order_id": order})) },
+		func() error { return c.store.refundedCents(ctx, order) },
+		func() error {
+			return add("support", answer("get_order", map[string]any{"status": "ok", "amount_cents": 1299}))
+		},
+		func() error {
+			model()
+			return add("support", call("refund_order", map[string]any{"order_id": order, "amount_cents": 1299, "reason": "customer request"}))
+		},
+		func() error {
+			sum := sha256.Sum256([]byte(req.InvocationID + "\x00refund_order\x00" + order + "\x001299"))
+			key := "support:refund_order:" + hex.EncodeToString(sum[:])
+			ok, err := c.store.claim(ctx, key, c.name)
+			if err != nil || !ok {
+				return err // claimed before: the effect happened, skip it
+			}
+			rec, _ := json.Marshal(map[string]any{"invocation_id": req.InvocationID, "order_id": order, "amount_cents": 1299})
+			if err := c.store.refund(ctx, rec); err != nil {
+				return err
+			}
+			return c.store.complete(ctx, key, []byte(`{"status":"ok","order_id":"`+order+`","refunded_cents":1299}`))
+		},
+		func() error {
+			return add("support", answer("refund_order", map[string]any{"status": "ok", "refunded_cents": 1299}))
+		},
+		func() error {
+			model()
+			return add("support", map[string]any{"role": "model", "parts": []any{map[string]any{"text": "Refunded 1299 cents for order " + order + "."}}})
+		},
+	}
+	for _, s := range steps {
+		if err := s(); err != nil {
+			_ = m.NakWithDelay(time.Second)
+			return err
+		}
+	}
+	res := &envelope.Result{V: envelope.Version, InvocationID: req.InvocationID, Status: envelope.StatusCompleted,
+		Content: "Refunded 1299 cents for order " + order + ".", ModelCalls: 3, Attempts: 1,
+		ToolsRun: []string{"get_order", "refund_order"}, DurationMS: time.Since(start).Milliseconds()}
+	data, err := res.Encode()
+	if err != nil {
+		return err
+	}
+	if _, err := c.js.Publish(ctx, c.sc.ResultSubject(req.InvocationID), data); err != nil {
+		_ = m.NakWithDelay(time.Second)
+		return fmt.Errorf("publish result: %w", err)
+	}
+	return m.Ack()
+}
+
+// orderOf finds the order id in the request text ("... order A-1042, ...").
+func orderOf(text string) string {
+	for i := 0; i+2 < len(text); i++ {
+		if text[i] == 'A' && text[i+1] == '-' {
+			j := i + 2
+			for j < len(text) && text[j] >= '0' && text[j] <= '9' {
+				j++
+			}
+			return text[i:j]
+		}
+	}
+	return "A-1000"
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// runMinimal is the second baseline.
+func runMinimal(ctx context.Context, e *env, cfg Config) (*Phase, error) {
+	p := &Phase{Name: "minimal", Description: minimalDescription}
+	sc := e.topology("minimal", cfg.Concurrency)
+	if err := e.ensure(ctx, sc); err != nil {
+		return nil, err
+	}
+	var store minimalStore
+	if e.rdb != nil {
+		store = &redisMinimal{rdb: e.rdb, prefix: e.keyPrefix("minimal")}
+	} else {
+		kv, err := newKVMinimal(ctx, e.js, "LG_MIN_"+e.run)
+		if err != nil {
+			return nil, err
+		}
+		store = kv
+	}
+	cl, err := newClient(e, sc)
+	if err != nil {
+		return nil, err
+	}
+	w := newWaiter()
+	sub, err := subscribeResults(e.nc, sc.ResultPrefix, w)
+	if err != nil {
+		return nil, fmt.Errorf("loadgen: minimal: subscribe: %w", err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+
+	cctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { stop(); wg.Wait() }()
+	errs := make(chan error, 1)
+	for k := range cfg.Workers {
+		nc, err := nats.Connect(e.natsURL, nats.Name(fmt.Sprintf("loadgen-minimal-%d", k)))
+		if err != nil {
+			return nil, fmt.Errorf("loadgen: minimal: %w", err)
+		}
+		defer nc.Close()
+		js, err := jetstream.New(nc)
+		if err != nil {
+			return nil, fmt.Errorf("loadgen: minimal: %w", err)
+		}
+		cons, err := js.Consumer(ctx, sc.RequestsStream, sc.WorkerConsumer)
+		if err != nil {
+			return nil, fmt.Errorf("loadgen: minimal: consumer: %w", err)
+		}
+		mc := &minimalConsumer{js: js, sc: sc, store: store, latency: cfg.Latency, name: fmt.Sprintf("minimal-%s-%d", e.run, k)}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			consume(cctx, cons, cfg.Concurrency, func(m jetstream.Msg) {
+				if err := mc.handle(cctx, m); err != nil && cctx.Err() == nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			})
+		}()
+	}
+	idPrefix := "lg-" + e.run + "-minimal"
+	rss := startRSS(ctx)
+	cpu := startCPU(ctx, e.rdb, e.srv == nil)
+	err = load{n: cfg.N, window: cfg.Window, timeout: cfg.Timeout, idPrefix: idPrefix,
+		submit: cl.submit, wait: w, orders: pool(cfg)}.run(ctx, p)
+	p.PeakRSSBytes, p.RSSSource = rss.finish()
+	cpu.finish(ctx, p)
+	select {
+	case herr := <-errs:
+		if err == nil && p.Lost > 0 {
+			err = fmt.Errorf("loadgen: minimal: %w", herr)
+		}
+	default:
+	}
+	recs, rerr := store.refunds(ctx)
+	if rerr != nil {
+		return p, fmt.Errorf("loadgen: minimal: read refunds: %w", rerr)
+	}
+	if p.Refunds, p.DuplicateRefunds, rerr = countRefunds(recs, idPrefix); rerr != nil {
+		return p, rerr
+	}
+	return p, err
+}
+
+// pool returns an order pool when every in-flight invocation can have an
+// order of its own, else nil. The minimal consumer books nothing, so its
+// pool needs no reset; it only keeps the submission pattern identical.
+func pool(cfg Config) *orderPool {
+	if cfg.Window > maxOrders {
+		return nil
+	}
+	return newOrderPool(nil)
+}

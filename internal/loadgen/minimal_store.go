@@ -1,0 +1,174 @@
+package loadgen
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/redis/go-redis/v9"
+)
+
+// minimalStore is the only state the minimal consumer touches, one round
+// trip per call.
+type minimalStore interface {
+	// appendEvent adds one session event (RPUSH).
+	appendEvent(ctx context.Context, session string, ev []byte) error
+	// refundedCents is get_order's read.
+	refundedCents(ctx context.Context, order string) error
+	// claim takes the idempotency key (SET NX); false: already claimed.
+	claim(ctx context.Context, key, owner string) (bool, error)
+	// refund is the effect: one refund record.
+	refund(ctx context.Context, rec []byte) error
+	// complete stores the tool result under the key (SET).
+	complete(ctx context.Context, key string, result []byte) error
+	// refunds returns every refund record.
+	refunds(ctx context.Context) ([][]byte, error)
+}
+
+// redisMinimal keeps the minimal consumer's state in Redis, under prefix.
+type redisMinimal struct {
+	rdb    *redis.Client
+	prefix string
+}
+
+func (s *redisMinimal) appendEvent(ctx context.Context, session string, ev []byte) error {
+	return s.rdb.RPush(ctx, s.prefix+"sess:{"+session+"}:events", ev).Err()
+}
+
+func (s *redisMinimal) refundedCents(ctx context.Context, order string) error {
+	err := s.rdb.HGet(ctx, s.prefix+"refunded_cents", order).Err()
+	if errors.Is(err, redis.Nil) {
+		return nil
+	}
+	return err
+}
+
+func (s *redisMinimal) claim(ctx context.Context, key, owner string) (bool, error) {
+	return s.rdb.SetNX(ctx, s.prefix+"idem:"+key, owner, 30*time.Second).Result()
+}
+
+func (s *redisMinimal) refund(ctx context.Context, rec []byte) error {
+	return s.rdb.RPush(ctx, s.prefix+"refunds", rec).Err()
+}
+
+func (s *redisMinimal) complete(ctx context.Context, key string, result []byte) error {
+	return s.rdb.Set(ctx, s.prefix+"idem:"+key, result, 24*time.Hour).Err()
+}
+
+func (s *redisMinimal) refunds(ctx context.Context) ([][]byte, error) {
+	raw, err := s.rdb.LRange(ctx, s.prefix+"refunds", 0, -1).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]byte, len(raw))
+	for i, r := range raw {
+		out[i] = []byte(r)
+	}
+	return out, nil
+}
+
+// kvMinimal keeps the minimal consumer's state in a NATS KV bucket (the
+// embedded mode, where the fleet uses the NATS KV stores).
+type kvMinimal struct {
+	kv  jetstream.KeyValue
+	seq atomic.Uint64 // makes every put key unique
+}
+
+func newKVMinimal(ctx context.Context, js jetstream.JetStream, bucket string) (*kvMinimal, error) {
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: bucket})
+	if err != nil {
+		return nil, fmt.Errorf("loadgen: minimal bucket: %w", err)
+	}
+	return &kvMinimal{kv: kv}, nil
+}
+
+func kvToken(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+func (s *kvMinimal) appendEvent(ctx context.Context, session string, ev []byte) error {
+	_, err := s.kv.Put(ctx, "sess."+kvToken(session)+"."+strconv.FormatUint(s.seq.Add(1), 10), ev)
+	return err
+}
+
+func (s *kvMinimal) refundedCents(ctx context.Context, order string) error {
+	_, err := s.kv.Get(ctx, "order."+kvToken(order))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil
+	}
+	return err
+}
+
+func (s *kvMinimal) claim(ctx context.Context, key, owner string) (bool, error) {
+	_, err := s.kv.Create(ctx, "idem."+kvToken(key), []byte(owner))
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (s *kvMinimal) refund(ctx context.Context, rec []byte) error {
+	_, err := s.kv.Put(ctx, "refund."+strconv.FormatUint(s.seq.Add(1), 10), rec)
+	return err
+}
+
+func (s *kvMinimal) complete(ctx context.Context, key string, result []byte) error {
+	_, err := s.kv.Put(ctx, "idem."+kvToken(key), result)
+	return err
+}
+
+func (s *kvMinimal) refunds(ctx context.Context) ([][]byte, error) {
+	lister, err := s.kv.ListKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out [][]byte
+	for k := range lister.Keys() {
+		if !strings.HasPrefix(k, "refund.") {
+			continue
+		}
+		e, err := s.kv.Get(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e.Value())
+	}
+	return out, nil
+}
+
+// countRefunds counts refund records of this phase (invocation ids under
+// idPrefix) and the (invocation, order) pairs recorded more than once.
+func countRefunds(records [][]byte, idPrefix string) (refunds, duplicates int, err error) {
+	seen := map[string]int{}
+	for _, raw := range records {
+		var r struct {
+			InvocationID string `json:"invocation_id"`
+			OrderID      string `json:"order_id"`
+		}
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return 0, 0, fmt.Errorf("loadgen: bad refund record %q: %w", raw, err)
+		}
+		if !strings.HasPrefix(r.InvocationID, idPrefix+"-") {
+			continue
+		}
+		refunds++
+		seen[r.InvocationID+"|"+r.OrderID]++
+	}
+	for _, c := range seen {
+		if c > 1 {
+			duplicates++
+		}
+	}
+	return refunds, duplicates, nil
+}

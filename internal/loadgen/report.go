@@ -1,0 +1,181 @@
+package loadgen
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"runtime"
+	"slices"
+	"text/tabwriter"
+	"time"
+)
+
+// Report is a run's result, printed as a table and written as JSON.
+type Report struct {
+	// Provider says the model is SIMULATED.
+	Provider string `json:"provider"`
+	// Mode is "throughput" or "inflight".
+	Mode string `json:"mode"`
+	// Servers and Stores say what ran.
+	NATS   string `json:"nats"`
+	Redis  string `json:"redis,omitempty"`
+	Stores string `json:"stores"`
+	// Config is the run's settings.
+	N           int       `json:"n"`
+	Workers     int       `json:"workers"`
+	Concurrency int       `json:"concurrency"`
+	Window      int       `json:"window"`
+	LatencyMS   float64   `json:"model_latency_ms"`
+	GOMAXPROCS  int       `json:"gomaxprocs"`
+	NumCPU      int       `json:"num_cpu"`
+	StartedAt   time.Time `json:"started_at"`
+	// Phases in the order they ran.
+	Phases []*Phase `json:"phases"`
+	// Ratios of the framework's figures to the baselines' (throughput
+	// mode): invocations/s and steady invocations/s.
+	Ratios map[string]float64 `json:"ratios,omitempty"`
+	// Bound is the Little's-law bound of the in-flight mode, inflight / (3
+	// × latency) per second, and BoundRatio the framework's steady rate
+	// against it.
+	Bound      float64 `json:"littles_law_bound_per_s,omitempty"`
+	BoundRatio float64 `json:"bound_ratio,omitempty"`
+	// Goals says which goals were met.
+	Goals map[string]bool `json:"goals,omitempty"`
+}
+
+// phase returns the named phase or nil.
+func (r *Report) phase(name string) *Phase {
+	for _, p := range r.Phases {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// finish computes the ratios and goals.
+func (r *Report) finish(inflight int, latency time.Duration) {
+	fw := r.phase("framework")
+	if fw == nil {
+		return
+	}
+	r.Goals = map[string]bool{}
+	r.Ratios = map[string]float64{}
+	for _, b := range []string{"bare", "minimal"} {
+		if bp := r.phase(b); bp != nil && bp.PerSecond > 0 {
+			r.Ratios["framework/"+b] = fw.PerSecond / bp.PerSecond
+			if bp.SteadyPerSecond > 0 {
+				r.Ratios["framework/"+b+" (steady)"] = fw.SteadyPerSecond / bp.SteadyPerSecond
+			}
+		}
+	}
+	if mp := r.phase("minimal"); mp != nil && fw.CPUMSPerInvocation > 0 {
+		// CPU per invocation of the minimal consumer over the framework's
+		// (this process only): the throughput ratio a CPU-bound machine
+		// would see, less exposed to the noise of a shared one.
+		r.Ratios["framework/minimal (CPU per invocation)"] = mp.CPUMSPerInvocation / fw.CPUMSPerInvocation
+	}
+	if v, ok := r.Ratios["framework/minimal"]; ok {
+		r.Goals[">= 0.8 of the minimal worker"] = v >= 0.8
+	}
+	if inflight > 0 && latency > 0 {
+		r.Bound = float64(inflight) / (3 * latency.Seconds())
+		r.BoundRatio = fw.SteadyPerSecond / r.Bound
+		for _, p := range r.Phases {
+			if p.Name != "bare" {
+				p.BoundRatio = p.SteadyPerSecond / r.Bound
+			}
+		}
+		r.Goals[fmt.Sprintf("%d in flight at >= 0.6 of the bound", inflight)] = r.BoundRatio >= 0.6 && fw.WorkerMaxInFlight >= inflight*9/10
+		r.Goals["<= 1 GiB RSS"] = fw.PeakRSSBytes > 0 && fw.PeakRSSBytes <= 1<<30
+	}
+	if len(r.Ratios) == 0 {
+		r.Ratios = nil
+	}
+}
+
+// Print writes the report as a table.
+func (r *Report) Print(out io.Writer) {
+	fmt.Fprintf(out, "\nagentfleet loadgen — %s, mode %s\n", r.Provider, r.Mode)
+	fmt.Fprintf(out, "NATS %s   stores %s   n=%d per phase   workers=%d × concurrency=%d   window=%d   model latency=%v   GOMAXPROCS=%d\n\n",
+		r.NATS, r.Stores, r.N, r.Workers, r.Concurrency, r.Window, time.Duration(r.LatencyMS*float64(time.Millisecond)), r.GOMAXPROCS)
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "phase\tcompleted\tlost\tother\tinv/s\tsteady inv/s\tp50 ms\tp99 ms\tpeak RSS MiB\tCPU ms/inv\tRedis CPU ms/inv\tNATS CPU ms/inv\tmax in flight\trefunds\tdup refunds\t")
+	for _, p := range r.Phases {
+		other := 0
+		for _, c := range p.Other {
+			other += c
+		}
+		refunds, dups := fmt.Sprint(p.Refunds), fmt.Sprint(p.DuplicateRefunds)
+		if p.Name == "bare" {
+			refunds, dups = "-", "-"
+		}
+		inflight := fmt.Sprint(p.MaxInFlight)
+		if p.WorkerMaxInFlight > 0 {
+			inflight += fmt.Sprintf(" (worker %d)", p.WorkerMaxInFlight)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.0f\t%.0f\t%.1f\t%.1f\t%.0f\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t\n", p.Name, p.Completed, p.Lost, other,
+			p.PerSecond, p.SteadyPerSecond, p.P50MS, p.P99MS, float64(p.PeakRSSBytes)/(1<<20),
+			p.CPUMSPerInvocation, p.RedisCPUMSPerInvocation, p.NATSCPUMSPerInvocation, inflight, refunds, dups)
+	}
+	_ = tw.Flush()
+	for _, p := range r.Phases {
+		fmt.Fprintf(out, "  %-9s %s (RSS: %s)\n", p.Name+":", p.Description, p.RSSSource)
+	}
+	if len(r.Ratios) > 0 {
+		fmt.Fprintln(out)
+		for _, k := range []string{"framework/bare", "framework/minimal", "framework/bare (steady)", "framework/minimal (steady)", "framework/minimal (CPU per invocation)"} {
+			if v, ok := r.Ratios[k]; ok {
+				fmt.Fprintf(out, "ratio %-40s %.2f\n", k, v)
+			}
+		}
+	}
+	if r.Bound > 0 {
+		fmt.Fprintf(out, "\nLittle's-law bound: %d in flight / (3 × %v) = %.0f inv/s; framework steady rate = %.2f of the bound",
+			r.Workers*r.Concurrency, time.Duration(r.LatencyMS*float64(time.Millisecond)), r.Bound, r.BoundRatio)
+		if mp := r.phase("minimal"); mp != nil {
+			fmt.Fprintf(out, " (minimal consumer: %.2f)", mp.BoundRatio)
+		}
+		fmt.Fprintln(out)
+	}
+	for _, g := range slices.Sorted(maps.Keys(r.Goals)) {
+		ok := r.Goals[g]
+		mark := "MET"
+		if !ok {
+			mark = "NOT MET"
+		}
+		fmt.Fprintf(out, "goal %-40s %s\n", g, mark)
+	}
+}
+
+// WriteJSON writes the report to path.
+func (r *Report) WriteJSON(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("loadgen: write %s: %w", path, err)
+	}
+	return nil
+}
+
+func newReport(cfg Config, e *env) *Report {
+	r := &Report{
+		Provider: "SIMULATED model provider (pkg/providers/sim, no faults)", Mode: "throughput",
+		NATS: e.natsURL, N: cfg.N, Workers: cfg.Workers, Concurrency: cfg.Concurrency, Window: cfg.Window,
+		LatencyMS: ms(cfg.Latency), GOMAXPROCS: runtime.GOMAXPROCS(0), NumCPU: runtime.NumCPU(), StartedAt: time.Now().UTC(),
+		Stores: "redis",
+	}
+	if cfg.Inflight > 0 {
+		r.Mode = "inflight"
+	}
+	if e.srv != nil {
+		r.NATS, r.Stores = "embedded "+e.natsURL, "nats-kv"
+	} else {
+		r.Redis = e.redisURL
+	}
+	return r
+}

@@ -1,0 +1,69 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Run runs the benchmark, prints the table to out and writes the JSON
+// report when cfg.Out is set. Worker logs go to logOut. It returns the
+// report and an error if an invocation got no result or an effect was
+// duplicated; timings never make it fail.
+func Run(ctx context.Context, cfg Config, out, logOut io.Writer) (rep *Report, err error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	e, err := openEnv(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := e.close(ctx); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	rep = newReport(cfg, e)
+	fmt.Fprintf(out, "agentfleet loadgen: %s; run %s; %d invocations per phase\n", rep.Provider, e.run, cfg.N)
+	type phaseFn func(context.Context, *env, Config) (*Phase, error)
+	phases := []struct {
+		name string
+		fn   phaseFn
+	}{
+		{"bare", runBare},
+		{"minimal", runMinimal},
+		{"framework", func(ctx context.Context, e *env, c Config) (*Phase, error) { return runFramework(ctx, e, c, logOut) }},
+	}
+	var errs []error
+	for _, ph := range phases {
+		if cfg.SkipBaselines && ph.name != "framework" {
+			continue
+		}
+		fmt.Fprintf(out, "  running %s ...\n", ph.name)
+		p, perr := ph.fn(ctx, e, cfg)
+		if p != nil {
+			rep.Phases = append(rep.Phases, p)
+			if p.DuplicateRefunds > 0 {
+				errs = append(errs, fmt.Errorf("loadgen: %s: %d duplicated refunds", p.Name, p.DuplicateRefunds))
+			}
+		}
+		if perr != nil {
+			errs = append(errs, perr)
+			if p == nil || ctx.Err() != nil {
+				break
+			}
+		}
+	}
+	rep.finish(cfg.Inflight, cfg.Latency)
+	rep.Print(out)
+	if cfg.Out != "" {
+		if werr := rep.WriteJSON(cfg.Out); werr != nil {
+			errs = append(errs, werr)
+		} else {
+			fmt.Fprintf(out, "\nwrote %s\n", cfg.Out)
+		}
+	}
+	return rep, errors.Join(errs...)
+}

@@ -1,0 +1,100 @@
+package loadgen
+
+import (
+	"slices"
+	"time"
+)
+
+// Phase is what one phase measured.
+type Phase struct {
+	// Name is "bare", "minimal" or "framework".
+	Name string `json:"name"`
+	// Description says what the phase does per invocation.
+	Description string `json:"description"`
+	// Submitted, Completed (status "completed", or acked for bare) and
+	// Lost (no result within the timeout) count invocations; Other counts
+	// any other status.
+	Submitted int            `json:"submitted"`
+	Completed int            `json:"completed"`
+	Other     map[string]int `json:"other,omitempty"`
+	Lost      int            `json:"lost"`
+	// Refunds is the number of executed refund records of this phase and
+	// DuplicateRefunds the (invocation, order) pairs refunded more than
+	// once (must be 0). Not measured for bare.
+	Refunds          int `json:"refunds"`
+	DuplicateRefunds int `json:"duplicate_refunds"`
+	// ElapsedMS is first submit → last result.
+	ElapsedMS float64 `json:"elapsed_ms"`
+	// PerSecond is Completed / elapsed; SteadyPerSecond the rate between
+	// the 10th and the 90th percentile of completion times (no ramp-up or
+	// tail).
+	PerSecond       float64 `json:"invocations_per_s"`
+	SteadyPerSecond float64 `json:"steady_invocations_per_s"`
+	// Latency percentiles, submit → result, in milliseconds.
+	P50MS float64 `json:"p50_ms"`
+	P99MS float64 `json:"p99_ms"`
+	MaxMS float64 `json:"max_ms"`
+	// PeakRSSBytes is the process's peak resident set during the phase
+	// (VmHWM after a reset, else the highest VmRSS sampled); it includes
+	// the load generator and, when embedded, the NATS server.
+	PeakRSSBytes int64  `json:"peak_rss_bytes"`
+	RSSSource    string `json:"rss_source"`
+	// MaxInFlight is the most invocations submitted and not yet finished
+	// at once (client side).
+	MaxInFlight int `json:"max_in_flight"`
+	// CPUMSPerInvocation is this process's CPU time (user + system) per
+	// completed invocation: workers or consumers plus the load generator
+	// (and the NATS server when embedded). RedisCPUMSPerInvocation and
+	// NATSCPUMSPerInvocation are the servers' (0 when not measured).
+	CPUMSPerInvocation      float64 `json:"cpu_ms_per_invocation"`
+	RedisCPUMSPerInvocation float64 `json:"redis_cpu_ms_per_invocation,omitempty"`
+	NATSCPUMSPerInvocation  float64 `json:"nats_cpu_ms_per_invocation,omitempty"`
+	// BoundRatio is SteadyPerSecond over the Little's-law bound (in-flight
+	// mode only).
+	BoundRatio float64 `json:"bound_ratio,omitempty"`
+	// WorkerMaxInFlight is the highest sum of the workers' in-flight gauge
+	// sampled every 250 ms (in-flight mode only).
+	WorkerMaxInFlight int `json:"worker_max_in_flight,omitempty"`
+}
+
+// sample is one finished invocation.
+type sample struct {
+	latency time.Duration
+	at      time.Duration // completion, since the phase started
+}
+
+// summarise fills the rate and latency fields from samples.
+func (p *Phase) summarise(samples []sample, elapsed time.Duration) {
+	p.ElapsedMS = ms(elapsed)
+	if elapsed > 0 {
+		p.PerSecond = float64(p.Completed) / elapsed.Seconds()
+	}
+	if len(samples) == 0 {
+		return
+	}
+	lat := make([]time.Duration, len(samples))
+	at := make([]time.Duration, len(samples))
+	for i, s := range samples {
+		lat[i], at[i] = s.latency, s.at
+	}
+	slices.Sort(lat)
+	slices.Sort(at)
+	p.P50MS, p.P99MS, p.MaxMS = ms(pct(lat, 50)), ms(pct(lat, 99)), ms(lat[len(lat)-1])
+	lo, hi := len(at)/10, len(at)*9/10
+	if hi > lo && at[hi-1] > at[lo] {
+		p.SteadyPerSecond = float64(hi-1-lo) / (at[hi-1] - at[lo]).Seconds()
+	} else {
+		p.SteadyPerSecond = p.PerSecond
+	}
+}
+
+// pct returns the p-th percentile of sorted (nearest rank).
+func pct(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := (len(sorted)*p + 99) / 100
+	return sorted[min(max(i-1, 0), len(sorted)-1)]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,0 +1,108 @@
+package replayer
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentfleet/agentfleet/pkg/dlq"
+	"github.com/agentfleet/agentfleet/pkg/envelope"
+)
+
+// parseInterspersed parses fs over args allowing flags after positional
+// arguments. Everything after "--" is positional.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		consumed := len(args) - len(rest)
+		if consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// optString is a string flag that remembers whether it was given.
+type optString struct {
+	v   string
+	set bool
+}
+
+// String implements flag.Value.
+func (o *optString) String() string { return o.v }
+
+// Set implements flag.Value.
+func (o *optString) Set(s string) error { o.v, o.set = s, true; return nil }
+
+// common are the flags every command takes.
+type common struct {
+	config   string
+	natsURL  optString
+	redisURL optString
+	asJSON   bool
+}
+
+func (c *common) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.config, "config", c.config, "YAML configuration (configs/dlq-replayer.yaml documents every key); env AGENTFLEET_REPLAYER_CONFIG")
+	fs.Var(&c.natsURL, "nats-url", "NATS server URL (default nats://127.0.0.1:4222; env AGENTFLEET_NATS_URL)")
+	fs.Var(&c.redisURL, "redis-url", "Redis URL (env AGENTFLEET_REDIS_URL; empty: NATS KV stores)")
+	fs.BoolVar(&c.asJSON, "json", c.asJSON, "print JSON instead of tables")
+}
+
+// filterFlags are the entry filters.
+type filterFlags struct {
+	class, agent, since, until, invocation string
+}
+
+func (f *filterFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.class, "class", "", "only entries of this failure class (e.g. SERVER)")
+	fs.StringVar(&f.agent, "agent", "", "only entries of this agent")
+	fs.StringVar(&f.since, "since", "", "only entries stored at or after: RFC 3339 time or a duration ago (2h)")
+	fs.StringVar(&f.until, "until", "", "only entries stored before: RFC 3339 time or a duration ago")
+	fs.StringVar(&f.invocation, "invocation", "", "only the entries of this invocation id")
+}
+
+// filter converts the flags to a dlq.Filter.
+func (f *filterFlags) filter(now time.Time) (dlq.Filter, error) {
+	out := dlq.Filter{Class: strings.ToUpper(f.class), Agent: f.agent, InvocationID: f.invocation}
+	for _, tok := range []string{out.Class, out.Agent} {
+		if tok != "" && !envelope.ValidID(tok) {
+			return out, usagef("filter %q is not a single name ([A-Za-z0-9_-])", tok)
+		}
+	}
+	if out.InvocationID != "" && !envelope.ValidID(out.InvocationID) {
+		return out, usagef("--invocation %q is not a valid invocation id", out.InvocationID)
+	}
+	var err error
+	if out.Since, err = parseWhen(f.since, now); err != nil {
+		return out, usagef("--since: %v", err)
+	}
+	if out.Until, err = parseWhen(f.until, now); err != nil {
+		return out, usagef("--until: %v", err)
+	}
+	return out, nil
+}
+
+// parseWhen reads an RFC 3339 time or a duration before now ("" is zero).
+func parseWhen(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return time.Time{}, fmt.Errorf("%q is neither an RFC 3339 time nor a positive duration", s)
+	}
+	return now.Add(-d), nil
+}

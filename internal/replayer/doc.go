@@ -1,0 +1,55 @@
+// Package replayer is the logic of cmd/dlq-replayer, the on-call tool that
+// drains the dead-letter stream safely: it shows what failed and why, and
+// brings the work back without repeating a side effect and without knocking
+// a recovering provider over again. cmd/dlq-replayer only wires signals,
+// standard streams and the exit code to Run.
+//
+// Usage:
+//
+//	dlq-replayer <command> [flags]
+//
+//	stats                 counts by class × agent, oldest and newest age, replayable or not, parked count
+//	list                  the entries (a table, or --json)
+//	show <invocation_id>  the entry, the session's events of the invocation, the tool effects already done
+//	replay                republish entries to the workers (--dry-run, --canary N, --wait, --max, --rate, --concurrency)
+//	park                  move entries aside to the parked stream (never replayed automatically)
+//	purge                 delete entries (asks for confirmation or --yes)
+//	drain                 long-running: replay the auto-replayable classes at a rate once their model's cooldown closed
+//
+// Common flags: --config, --nats-url (default nats://127.0.0.1:4222, env
+// AGENTFLEET_NATS_URL), --redis-url (env AGENTFLEET_REDIS_URL; empty: NATS
+// KV stores), --json. Filters: --class, --agent, --since, --until (RFC 3339
+// or a duration ago such as 2h), --invocation.
+//
+// Replay semantics. A replay republishes the entry's original request to
+// agent.requests.<agent> with the same invocation id and the headers
+// Agent-Resume: true, Agent-Replay-Count: n (the entry's replay count + 1),
+// Agent-First-Failed-At and Nats-Msg-Id: replay-<invocation_id>-<n>. The
+// DLQ entry is deleted only after the PubAck, so a replayer that dies
+// between the two leaves the entry in place; the next run publishes the same
+// message id again and the server drops it as a duplicate (within the
+// requests' duplicate window; after it the worker's invocation record
+// recognises the replay count). Two replayers running at once coordinate the
+// same way: the second publish of replay-<id>-<n> comes back as a duplicate
+// and is counted as "already replayed", never as a second replay. Entries are
+// selected by walking the stream in stream order (a short-lived ephemeral
+// consumer for replays, dlq.Reader.List for list, stats and show), not by the
+// durable "dlq-replayer" consumer, so that filters, --dry-run and the real
+// run select exactly the same entries and a filtered replay never has to
+// hand other entries back; the durable consumer is kept ensured for other
+// tools. A run only takes entries stored before it started: an entry that
+// fails again during the run (replay count n+1) waits for the next run.
+//
+// Safety rules (exit code 2): classes the taxonomy marks not auto-replayable
+// (BAD_INPUT, CALL_BUDGET, UNKNOWN, AUTH, NOT_FOUND, BAD_REQUEST) are
+// refused unless named with --class and --force; more than
+// replay.confirm_above entries need a confirmation on a terminal or --yes;
+// --canary N halts when any of the first N replays fails again; a run halts
+// by itself when replay.halt_ratio of the results that came back are
+// dead_lettered or failed (after replay.halt_min_results results). A replay
+// pauses while the fleet-wide cooldown of the entry's model is open. An
+// entry already replayed replay.max_replays times is parked, not replayed.
+//
+// Exit codes (the Exit constants): 0 done, 1 error, 2 halted or refused by a
+// safety rule, 3 usage (bad flags or arguments), 130 interrupted.
+package replayer

@@ -1,0 +1,140 @@
+package replayer
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/agentfleet/agentfleet/internal/app"
+)
+
+func drainFlags(fs *flag.FlagSet, o *cmdOpts) {
+	fs.StringVar(&o.class, "class", "", "only this (auto-replayable) class")
+	fs.StringVar(&o.agent, "agent", "", "only this agent")
+	fs.Float64Var(&o.rate, "rate", 0, "replays per second (default drain.rate = 10)")
+	fs.IntVar(&o.concurrency, "concurrency", 0, "replays in flight at once (default drain.concurrency = 4)")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "address for /metrics, /healthz, /readyz (default metrics_addr = :9091; \"\" disables)")
+}
+
+// runDrain replays the auto-replayable classes until ctx ends: one pass
+// over the DLQ every drain.interval, at drain.rate, skipping entries whose
+// model is cooling down (the next pass takes them), waiting for each pass's
+// results so the auto-halt rule applies (after a halt it waits
+// drain.halt_backoff). Entries replayed too often are parked.
+func runDrain(ctx context.Context, c *cmdCtx, pos []string) error {
+	o := c.opts
+	if len(pos) != 0 {
+		return usagef("drain takes no arguments")
+	}
+	filter, err := o.filter(c.env.Now())
+	if err != nil {
+		return err
+	}
+	sel := Selection{Filter: filter, MaxReplays: c.cfg.Replay.MaxReplays}
+	if err := checkSelection(sel); err != nil {
+		return err
+	}
+	rateV, conc, addr := c.cfg.Drain.Rate, c.cfg.Drain.Concurrency, c.cfg.MetricsAddr
+	if c.flagSet("rate") {
+		rateV = o.rate
+	}
+	if c.flagSet("concurrency") {
+		conc = o.concurrency
+	}
+	if c.flagSet("metrics-addr") {
+		addr = o.metricsAddr
+	}
+	if conc < 1 || rateV < 0 {
+		return usagef("--concurrency must be at least 1 and --rate not negative")
+	}
+	f, err := OpenFleet(ctx, c.cfg, true, c.log)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.EnsureForWrites(ctx); err != nil {
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := NewMetrics(reg)
+	if addr != "" {
+		bound, err := app.ServeHTTP(ctx, addr, reg, map[string]app.Check{
+			"nats": func(context.Context) error {
+				if !f.NC.IsConnected() {
+					return errors.New("nats not connected")
+				}
+				return nil
+			},
+			"stores": f.Stores.Ping,
+		}, c.log)
+		if err != nil {
+			return fmt.Errorf("metrics_addr %s: %w", addr, err)
+		}
+		fmt.Fprintf(c.env.Stderr, "dlq-replayer drain: serving /metrics, /healthz, /readyz on %s\n", bound)
+	}
+	c.log.Info().Float64("rate", rateV).Int("concurrency", conc).Str("class", filter.Class).Str("agent", filter.Agent).
+		Msg("drain started: replaying auto-replayable classes once their model's cooldown closed")
+	for ctx.Err() == nil {
+		wait := c.cfg.Drain.Interval
+		if err := drainPass(ctx, c, f, sel, m, rateV, conc); err != nil {
+			var he *HaltError
+			switch {
+			case errors.As(err, &he):
+				c.log.Warn().Str("rule", he.Rule).Str("reason", he.Reason).Dur("backoff", c.cfg.Drain.HaltBackoff).Msg("drain halted by a safety rule; backing off")
+				wait = c.cfg.Drain.HaltBackoff
+			case ctx.Err() != nil:
+			default:
+				c.log.Error().Err(err).Msg("drain pass failed; trying again next pass")
+			}
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	c.log.Info().Msg("drain stopped")
+	return nil
+}
+
+// drainPass plans and executes one pass.
+func drainPass(ctx context.Context, c *cmdCtx, f *Fleet, sel Selection, m *Metrics, rateV float64, conc int) error {
+	m.Passes.Inc()
+	plan, err := Plan(ctx, f, sel)
+	if err != nil {
+		return err
+	}
+	m.Entries.Reset()
+	var act []Planned
+	for _, p := range plan {
+		rep := "false"
+		if AutoReplayable(p.Class()) && p.Action != ActionBad {
+			rep = "true"
+		}
+		m.Entries.WithLabelValues(p.Class(), rep).Inc()
+		if p.Action == ActionReplay || p.Action == ActionPark {
+			act = append(act, p)
+		}
+	}
+	if len(act) == 0 {
+		return nil
+	}
+	sum := NewSummary()
+	err = Execute(ctx, f, act, ExecOptions{
+		Rate: rateV, Concurrency: conc, Wait: true, SkipCooling: true,
+		ResultTimeout: c.cfg.Replay.ResultTimeout, HaltRatio: c.cfg.Replay.HaltRatio, HaltMinResults: c.cfg.Replay.HaltMinResults,
+		CooldownPoll: c.cfg.Replay.CooldownPoll, Summary: sum, Metrics: m, Now: c.env.Now,
+	})
+	t := sum.Total()
+	c.log.Info().Int("replayed", t.Replayed).Int("completed", t.Completed).Int("dead_lettered_again", t.DeadLettered).
+		Int("parked", t.Parked).Int("skipped", t.Skipped).Int("already_replayed", t.AlreadyReplayed).Int("errors", t.Errors).
+		Msg("drain pass done")
+	return err
+}

@@ -1,0 +1,440 @@
+package replayer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/time/rate"
+
+	"github.com/agentfleet/agentfleet/pkg/envelope"
+)
+
+// ExecOptions tune Execute.
+type ExecOptions struct {
+	// Rate is replays per second (0: unthrottled).
+	Rate float64
+	// Concurrency is replays in flight at once (default 1).
+	Concurrency int
+	// Canary replays this many entries first, waits for their results and
+	// halts if any is not completed.
+	Canary int
+	// Wait waits, at the end, for the result of every replay (up to
+	// ResultTimeout).
+	Wait bool
+	// ResultTimeout bounds the wait for results (canary and Wait).
+	ResultTimeout time.Duration
+	// HaltRatio and HaltMinResults are the auto-halt rule.
+	HaltRatio      float64
+	HaltMinResults int
+	// CooldownPoll is how often a paused replay checks the cooldown.
+	CooldownPoll time.Duration
+	// SkipCooling leaves entries whose model cools down in the DLQ instead
+	// of waiting (drain mode: the next pass takes them).
+	SkipCooling bool
+	// Progress receives per-entry lines or a bar (default: nothing).
+	Progress io.Writer
+	// Terminal draws a bar instead of lines.
+	Terminal bool
+	// Summary collects the counts (default: a new one).
+	Summary *Summary
+	// Metrics, if set, is updated.
+	Metrics *Metrics
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+
+	// afterPublish, in tests, runs after a replay's PubAck and before its
+	// DLQ entry is deleted; an error aborts the run there (a crash).
+	afterPublish func(p Planned) error
+}
+
+// exec is one Execute call.
+type exec struct {
+	f       *Fleet
+	opts    ExecOptions
+	prog    *progress
+	sum     *Summary
+	tr      *tracker
+	gate    *gate
+	limiter *rate.Limiter
+
+	pauseMu sync.Mutex
+	paused  map[string]bool
+
+	// deletes runs the DLQ deletes after PubAcks on a pool of their own, so
+	// a replay slot is free again as soon as its publish is acknowledged.
+	deletes chan func()
+}
+
+// Execute carries out a plan: it replays, parks, skips and reports, in plan
+// order, Concurrency at a time and at most Rate replays per second, pausing
+// while a model's cooldown is open. It returns a *HaltError when a safety
+// rule stopped it (the canary failed, the auto-halt rule fired), ctx's error
+// when interrupted, and an error when a publish or delete failed. What it did
+// is in opts.Summary either way.
+func Execute(ctx context.Context, f *Fleet, plan []Planned, opts ExecOptions) (err error) {
+	if opts.Concurrency < 1 {
+		opts.Concurrency = 1
+	}
+	if opts.ResultTimeout <= 0 {
+		opts.ResultTimeout = 2 * time.Minute
+	}
+	if opts.HaltRatio <= 0 {
+		opts.HaltRatio = 0.5
+	}
+	if opts.HaltMinResults < 1 {
+		opts.HaltMinResults = 10
+	}
+	if opts.CooldownPoll <= 0 {
+		opts.CooldownPoll = time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Summary == nil {
+		opts.Summary = NewSummary()
+	}
+	if opts.Progress == nil {
+		opts.Progress = io.Discard
+	}
+	x := &exec{f: f, opts: opts, sum: opts.Summary, paused: map[string]bool{},
+		prog: newProgress(opts.Progress, opts.Terminal, len(plan), "replay")}
+	defer x.prog.finish()
+	limit := rate.Inf
+	if opts.Rate > 0 {
+		limit = rate.Limit(opts.Rate)
+	}
+	x.limiter = rate.NewLimiter(limit, max(1, opts.Concurrency))
+	if f.Stores != nil {
+		x.gate = newGate(f.Stores.Cooldown, opts.CooldownPoll, opts.Now, x.onPause)
+	}
+	x.tr, err = newTracker(f.NC, f.Client, f.Streams.ResultPrefix, opts.HaltRatio, opts.HaltMinResults, x.onResult)
+	if err != nil {
+		return err
+	}
+	defer x.tr.close()
+	defer x.countNoResult()
+
+	rest := plan
+	if opts.Canary > 0 {
+		var canary []Planned
+		n := 0
+		i := 0
+		for ; i < len(plan) && n < opts.Canary; i++ {
+			canary = append(canary, plan[i])
+			if plan[i].Action == ActionReplay {
+				n++
+			}
+		}
+		rest = plan[i:]
+		if err := x.phase(ctx, canary); err != nil {
+			return x.halting(err)
+		}
+		if err := x.checkCanary(ctx, canary); err != nil {
+			return x.halting(err)
+		}
+	}
+	if err := x.phase(ctx, rest); err != nil {
+		return x.halting(err)
+	}
+	if opts.Wait {
+		x.awaitAll(ctx)
+	}
+	if err := x.tr.halt(); err != nil {
+		return x.halting(err)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if t := x.sum.Total(); t.Errors > 0 {
+		return fmt.Errorf("%d entries could not be replayed, parked or deleted (see the lines above)", t.Errors)
+	}
+	return nil
+}
+
+func (x *exec) halting(err error) error {
+	var he *HaltError
+	if errors.As(err, &he) {
+		x.opts.Metrics.halt(he.Rule)
+		x.prog.note("HALTED (%s): %s", he.Rule, he.Reason)
+	}
+	return err
+}
+
+// phase handles items with Concurrency workers; it stops early on a halt,
+// a crash (test hook) or ctx's end.
+func (x *exec) phase(ctx context.Context, items []Planned) error {
+	work := make(chan Planned)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	stop := make(chan struct{})
+	var stopOnce sync.Once
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+		stopOnce.Do(func() { close(stop) })
+	}
+	x.deletes = make(chan func(), 4*x.opts.Concurrency)
+	var dwg sync.WaitGroup
+	for range 2 * x.opts.Concurrency {
+		dwg.Go(func() {
+			for d := range x.deletes {
+				d()
+			}
+		})
+	}
+	defer func() { close(x.deletes); dwg.Wait() }()
+	for range x.opts.Concurrency {
+		wg.Go(func() {
+			for p := range work {
+				if err := x.handle(ctx, p); err != nil {
+					fail(err)
+				}
+			}
+		})
+	}
+feed:
+	for _, p := range items {
+		if err := x.tr.halt(); err != nil {
+			fail(err)
+			break
+		}
+		select {
+		case work <- p:
+		case <-stop:
+			break feed
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	return ctx.Err()
+}
+
+// handle carries out one planned entry.
+func (x *exec) handle(ctx context.Context, p Planned) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	class := p.Class()
+	switch p.Action {
+	case ActionBad:
+		x.sum.update(class, func(c *Counts) { c.Bad++ })
+		x.opts.Metrics.skipped(class, "bad_entry")
+		x.prog.done(p, "BAD ENTRY left in the DLQ: "+p.Why)
+		return nil
+	case ActionSkip:
+		x.sum.update(class, func(c *Counts) { c.Skipped++ })
+		reason := "unusable_request"
+		if !AutoReplayable(class) {
+			reason = "not_auto_replayable"
+		}
+		x.opts.Metrics.skipped(class, reason)
+		x.prog.done(p, "skipped: "+p.Why)
+		return nil
+	case ActionPark:
+		return x.park(ctx, p)
+	}
+	return x.replay(ctx, p)
+}
+
+func (x *exec) park(ctx context.Context, p Planned) error {
+	class := p.Class()
+	if err := x.f.Parked.Park(ctx, p.Item, p.Why, x.opts.Now()); err != nil {
+		x.sum.update(class, func(c *Counts) { c.Errors++ })
+		x.prog.done(p, "ERROR: "+err.Error())
+		return ctx.Err()
+	}
+	if err := x.deleteEntry(ctx, p); err != nil {
+		x.sum.update(class, func(c *Counts) { c.Errors++ })
+		x.prog.done(p, "parked, but ERROR deleting the DLQ entry: "+err.Error())
+		return nil
+	}
+	x.sum.update(class, func(c *Counts) { c.Parked++ })
+	x.opts.Metrics.parked(class)
+	x.prog.done(p, "parked: "+p.Why)
+	return nil
+}
+
+func (x *exec) replay(ctx context.Context, p Planned) error {
+	e := p.Item.Entry
+	if x.opts.SkipCooling {
+		if until, _ := x.gate.openUntil(ctx, e.Model); !until.IsZero() {
+			x.sum.update(e.Class, func(c *Counts) { c.Skipped++ })
+			x.opts.Metrics.skipped(e.Class, "cooling_down")
+			x.prog.done(p, fmt.Sprintf("skipped: model %s cooling down until %s", e.Model, until.UTC().Format(time.RFC3339)))
+			return nil
+		}
+	} else if x.gate != nil {
+		if err := x.gate.wait(ctx, e.Model); err != nil {
+			return err
+		}
+	}
+	if err := x.limiter.Wait(ctx); err != nil {
+		return err
+	}
+	if err := x.tr.halt(); err != nil {
+		return err
+	}
+	x.tr.expect(e.InvocationID, e.Class)
+	ack, err := x.f.JS.PublishMsg(ctx, ReplayMsg(x.f.Streams, e), jetstream.WithExpectStream(x.f.Streams.RequestsStream))
+	if err != nil {
+		x.tr.forget(e.InvocationID)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		x.sum.update(e.Class, func(c *Counts) { c.Errors++ })
+		x.prog.done(p, "ERROR publishing the replay (entry left in the DLQ): "+err.Error())
+		return nil
+	}
+	if x.opts.afterPublish != nil {
+		if err := x.opts.afterPublish(p); err != nil {
+			return err
+		}
+	}
+	if ack.Duplicate {
+		x.tr.forget(e.InvocationID)
+	}
+	x.deletes <- func() { x.afterAck(ctx, p, ack.Duplicate) }
+	return nil
+}
+
+// afterAck deletes a replayed entry from the DLQ and counts it.
+func (x *exec) afterAck(ctx context.Context, p Planned, duplicate bool) {
+	e := p.Item.Entry
+	if err := x.deleteEntry(ctx, p); err != nil {
+		x.sum.update(e.Class, func(c *Counts) { c.Errors++ })
+		x.prog.done(p, "replayed, but ERROR deleting the DLQ entry (a rerun will not replay it twice): "+err.Error())
+		return
+	}
+	if duplicate {
+		x.sum.update(e.Class, func(c *Counts) { c.AlreadyReplayed++ })
+		x.prog.done(p, "already replayed ("+ReplayMsgID(e.InvocationID, e.ReplayCount+1)+" was published before); not published again")
+		return
+	}
+	x.sum.update(e.Class, func(c *Counts) { c.Replayed++ })
+	x.opts.Metrics.replayed(e.Class, e.Agent)
+	x.prog.done(p, "replayed")
+}
+
+// deleteEntry removes a handled entry from the DLQ. It finishes even when
+// ctx ends (an interrupted run leaves no half-done entry behind); an entry
+// another replayer deleted first is not an error.
+func (x *exec) deleteEntry(ctx context.Context, p Planned) error {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	err := x.f.Reader.Delete(dctx, p.Item.Seq)
+	if err == nil {
+		return nil
+	}
+	if _, gerr := x.f.Reader.Get(dctx, p.Item.Seq); isNotFound(gerr) {
+		return nil
+	}
+	return err
+}
+
+func (x *exec) onPause(model string, until time.Time) {
+	x.pauseMu.Lock()
+	defer x.pauseMu.Unlock()
+	switch {
+	case !until.IsZero() && !x.paused[model]:
+		x.paused[model] = true
+		x.opts.Metrics.paused(model, true)
+		x.prog.note("PAUSED: model %s is cooling down fleet-wide until %s; replays of it wait", model, until.UTC().Format(time.RFC3339))
+	case until.IsZero() && x.paused[model]:
+		x.paused[model] = false
+		x.opts.Metrics.paused(model, false)
+		x.prog.note("RESUMED: model %s cooldown closed", model)
+	}
+}
+
+func (x *exec) onResult(id, class string, st envelope.Status) {
+	x.sum.result(class, st)
+	x.opts.Metrics.result(class, string(st))
+	if st != envelope.StatusCompleted {
+		x.prog.note("result: %s %s came back %s", id, class, st)
+	}
+}
+
+// checkCanary waits for the canary replays' results and halts unless all
+// completed.
+func (x *exec) checkCanary(ctx context.Context, canary []Planned) error {
+	var ids []string
+	pending := map[string]bool{}
+	for _, id := range x.tr.waiting() {
+		pending[id] = true
+	}
+	for _, p := range canary {
+		if p.Action == ActionReplay && (pending[p.Item.Entry.InvocationID] || x.tr.hasResult(p.Item.Entry.InvocationID)) {
+			ids = append(ids, p.Item.Entry.InvocationID)
+		}
+	}
+	x.prog.note("canary: waiting up to %s for the results of %d replays", x.opts.ResultTimeout, len(ids))
+	bad := 0
+	var first string
+	for _, id := range ids {
+		res := x.tr.await(ctx, id, x.opts.ResultTimeout)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if res == nil || res.Status != envelope.StatusCompleted {
+			bad++
+			if first == "" {
+				if res == nil {
+					first = id + ": no result within " + x.opts.ResultTimeout.String()
+				} else {
+					first = fmt.Sprintf("%s: %s %s", id, res.Status, res.ErrorClass)
+				}
+			}
+		}
+	}
+	if bad > 0 {
+		return &HaltError{Rule: RuleCanary, Reason: fmt.Sprintf("%d of %d canary replays did not complete (first: %s); the rest were not replayed", bad, len(ids), first)}
+	}
+	x.prog.note("canary: %d of %d completed; replaying the rest", len(ids), len(ids))
+	return nil
+}
+
+// awaitAll waits for every outstanding result, all within one
+// ResultTimeout.
+func (x *exec) awaitAll(ctx context.Context) {
+	ids := x.tr.waiting()
+	if len(ids) == 0 {
+		return
+	}
+	x.prog.note("waiting up to %s for %d results", x.opts.ResultTimeout, len(ids))
+	deadline := x.opts.Now().Add(x.opts.ResultTimeout)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64)
+	for _, id := range ids {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			x.tr.await(ctx, id, max(time.Until(deadline), time.Millisecond))
+		})
+	}
+	wg.Wait()
+}
+
+// countNoResult adds the replays without a result to the summary.
+func (x *exec) countNoResult() {
+	x.tr.mu.Lock()
+	defer x.tr.mu.Unlock()
+	for _, w := range x.tr.pending {
+		if w.res == nil {
+			x.sum.update(w.class, func(c *Counts) { c.NoResult++ })
+		}
+	}
+}

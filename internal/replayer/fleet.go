@@ -1,0 +1,124 @@
+package replayer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	"github.com/agentfleet/agentfleet/internal/app"
+	"github.com/agentfleet/agentfleet/internal/config"
+	"github.com/agentfleet/agentfleet/internal/streams"
+	"github.com/agentfleet/agentfleet/pkg/client"
+	"github.com/agentfleet/agentfleet/pkg/dlq"
+)
+
+// Fleet is the replayer's view of a deployment: the NATS connection, the
+// stream topology, the DLQ reader, the parked stream and (when opened with
+// stores) the fleet's stores.
+type Fleet struct {
+	// Cfg is the configuration the fleet was opened with.
+	Cfg config.Replayer
+	// NC and JS are the NATS connection and its JetStream context.
+	NC *nats.Conn
+	JS jetstream.JetStream
+	// Streams is the stream topology (defaults applied).
+	Streams streams.Config
+	// Reader reads the DLQ stream.
+	Reader *dlq.Reader
+	// Parked is the parked stream.
+	Parked *Parked
+	// Stores are the fleet's stores (nil unless opened with stores).
+	Stores *app.Stores
+	// Client reads results.
+	Client *client.Client
+
+	close []func()
+}
+
+// Close releases the connections.
+func (f *Fleet) Close() {
+	for i := len(f.close) - 1; i >= 0; i-- {
+		f.close[i]()
+	}
+}
+
+// StreamsConfig maps the replayer's configuration to the stream topology.
+func StreamsConfig(c config.Replayer) streams.Config {
+	sc := app.StreamsConfig(c.Worker())
+	sc.ReplayerConsumer = c.Replay.Consumer
+	return sc
+}
+
+// OpenFleet connects to NATS (and Redis when configured and withStores is
+// set) and checks that the DLQ stream exists. It creates nothing: read-only
+// commands and --dry-run leave the server as they found it. withStores opens
+// the fleet's stores (sessions, idempotency records, cooldown).
+func OpenFleet(ctx context.Context, cfg config.Replayer, withStores bool, log zerolog.Logger) (_ *Fleet, err error) {
+	f := &Fleet{Cfg: cfg, Streams: StreamsConfig(cfg)}
+	defer func() {
+		if err != nil {
+			f.Close()
+		}
+	}()
+	ncfg := cfg.NATS
+	nc, err := app.ConnectNATS(ncfg, "dlq-replayer", log)
+	if err != nil {
+		return nil, err
+	}
+	f.NC = nc
+	f.close = append(f.close, nc.Close)
+	if f.JS, err = jetstream.New(nc); err != nil {
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := f.JS.Stream(cctx, f.Streams.DLQStream); err != nil {
+		return nil, fmt.Errorf("DLQ stream %s: %w (is this the fleet's NATS server? the workers create it)", f.Streams.DLQStream, err)
+	}
+	f.Reader = dlq.NewReader(f.JS, dlq.Config{Stream: f.Streams.DLQStream, Prefix: f.Streams.DLQPrefix, Consumer: f.Streams.ReplayerConsumer})
+	f.Parked = &Parked{js: f.JS, cfg: ParkedConfig{
+		Stream: cfg.Replay.ParkedStream, Prefix: cfg.Replay.ParkedPrefix, MaxAge: cfg.Replay.ParkedMaxAge,
+		Replicas: f.Streams.Replicas,
+	}}
+	if f.Client, err = client.New(f.JS, nc, client.Config{
+		RequestsStream: f.Streams.RequestsStream, ResultsStream: f.Streams.ResultsStream,
+		RequestPrefix: f.Streams.RequestPrefix, ResultPrefix: f.Streams.ResultPrefix,
+	}); err != nil {
+		return nil, err
+	}
+	if !withStores {
+		return f, nil
+	}
+	var rdb redis.UniversalClient
+	if cfg.Redis.URL != "" {
+		c, err := app.ConnectRedis(ctx, cfg.Redis)
+		if err != nil {
+			return nil, err
+		}
+		rdb = c
+		f.close = append(f.close, func() { _ = c.Close() })
+	}
+	if f.Stores, err = app.OpenStores(ctx, cfg.Worker(), f.JS, rdb); err != nil {
+		return nil, fmt.Errorf("stores: %w", err)
+	}
+	return f, nil
+}
+
+// EnsureForWrites creates what a replay, park or purge writes to: the
+// parked stream and the durable dlq-replayer consumer. Both are idempotent.
+// The fleet's streams themselves are the workers' to create.
+func (f *Fleet) EnsureForWrites(ctx context.Context) error {
+	if _, err := f.JS.CreateOrUpdateConsumer(ctx, f.Streams.DLQStream, f.Streams.ReplayerConsumerConfig()); err != nil {
+		return fmt.Errorf("ensure consumer %s: %w", f.Streams.ReplayerConsumer, err)
+	}
+	return f.Parked.Ensure(ctx)
+}
+
+// isNotFound reports a missing stream message.
+func isNotFound(err error) bool { return errors.Is(err, jetstream.ErrMsgNotFound) }

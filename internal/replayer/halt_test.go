@@ -1,0 +1,153 @@
+package replayer
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentfleet/agentfleet/internal/cooldown"
+	"github.com/agentfleet/agentfleet/pkg/envelope"
+)
+
+// The provider still fails: the canary's replays dead-letter again and the
+// run halts (exit 2) before replaying the rest.
+func TestCanaryHaltsWhenProviderStillFails(t *testing.T) {
+	x := newFx(t, true)
+	ctx := ctxT(t)
+	ids := x.seed("can", 10, "SERVER", 0)
+	x.startWorker("w-down", simModel(t, "server=1.0"))
+	out := x.run(ctx, nil, "replay", "--yes", "--canary", "2", "--rate", "0").must(t, ExitHalted, "canary")
+	contains(t, out.stderr, "HALTED (canary)", "2 of 2 canary replays did not complete")
+	s := parseSummaryTotal(t, out.stdout)
+	if s["REPLAYED"] != 2 || s["DEAD-LETTERED AGAIN"] != 2 {
+		t.Fatalf("summary %v", s)
+	}
+	if pub := x.requestMsgIDs(); len(pub) > 2 {
+		t.Fatalf("replayed past the canary: %v", pub)
+	}
+	// 8 untouched entries + the 2 canaries dead-lettered again (replay 1).
+	eventually(t, "10 entries in the DLQ", 10*time.Second, func() bool { return len(x.dlqIDs()) == 10 })
+	st := x.run(ctx, nil, "list", "--json").must(t, ExitOK, "list")
+	if strings.Count(st.stdout, `"replay_count": 1`) != 2 {
+		t.Fatalf("canaries not back with replay count 1:\n%s", st.stdout)
+	}
+	_ = ids
+}
+
+// While replaying, the run halts by itself once the share of replays that
+// come back dead-lettered crosses the threshold.
+func TestAutoHaltWhenReplaysFailAgain(t *testing.T) {
+	x := newFx(t, true)
+	ctx := ctxT(t)
+	const n = 40
+	x.seed("auto", n, "SERVER", 0)
+	x.startWorker("w-down", simModel(t, "server=1.0"))
+	env := map[string]string{"AGENTFLEET_REPLAY_HALT_MIN_RESULTS": "4"}
+	out := x.run(ctx, env, "replay", "--yes", "--rate", "20", "--concurrency", "1").must(t, ExitHalted, "auto-halt")
+	contains(t, out.stderr, "HALTED (auto-halt)", "the cause is not fixed")
+	s := parseSummaryTotal(t, out.stdout)
+	if s["REPLAYED"] >= n || s["REPLAYED"] < 4 || s["DEAD-LETTERED AGAIN"] < 4 {
+		t.Fatalf("summary %v", s)
+	}
+}
+
+// While the model's fleet-wide cooldown is open, nothing is replayed; the
+// replay resumes by itself once it closes.
+func TestCooldownPausesReplay(t *testing.T) {
+	x := newFx(t, true)
+	ctx := ctxT(t)
+	x.seed("cool", 5, "SERVER", 0)
+	env := map[string]string{"AGENTFLEET_COOLDOWN_MIN_CALLS": "2", "AGENTFLEET_COOLDOWN_DURATION": "4s", "AGENTFLEET_REPLAY_COOLDOWN_POLL": "50ms"}
+	ccfg := x.cfg.Cooldown
+	ccfg.MinCalls, ccfg.Duration = 2, 4*time.Second
+	store := cooldown.NewRedis(x.rdb, x.prefix, ccfg)
+	var until time.Time
+	for range 3 {
+		u, err := store.Record(ctx, "sim:support", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		until = u
+	}
+	if until.IsZero() {
+		t.Fatal("cooldown did not open")
+	}
+
+	var o, e syncBuf
+	done := make(chan int, 1)
+	t.Logf("replay starts at %s, cooldown until %s", time.Now().Format(time.StampMilli), until.Format(time.StampMilli))
+	go func() { done <- x.runBuf(ctx, env, &o, &e, "replay", "--yes", "--rate", "0") }()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(e.String(), "PAUSED: model sim:support") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the replay did not pause (cooldown until %s, now %s)\nstderr:\n%s\nstdout:\n%s", until, time.Now(), e.String(), o.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := len(x.requestMsgIDs()); n != 0 && time.Now().Before(until) {
+		t.Fatalf("%d replays published while the cooldown was open", n)
+	}
+	code := <-done
+	if code != ExitOK || !strings.Contains(e.String(), "RESUMED") {
+		t.Fatalf("exit %d\n%s\n%s", code, o.String(), e.String())
+	}
+	if time.Now().Before(until) {
+		t.Fatal("finished before the cooldown closed")
+	}
+	if n := len(x.requestMsgIDs()); n != 5 {
+		t.Fatalf("%d replays after the cooldown", n)
+	}
+}
+
+// drain replays the auto-replayable classes by itself, serves metrics and
+// health, and leaves what needs a person alone.
+func TestDrainReplaysAutomaticallyWithMetrics(t *testing.T) {
+	x := newFx(t, true)
+	res := x.watchResults()
+	ids := x.seed("drain", 6, "SERVER", 0)
+	x.seed("person", 1, "CALL_BUDGET", 0)
+	x.startWorker("w-ok", simModel(t, ""))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env := map[string]string{"AGENTFLEET_DRAIN_INTERVAL": "100ms", "AGENTFLEET_DRAIN_RATE": "0"}
+	var o, e syncBuf
+	done := make(chan int, 1)
+	go func() { done <- x.runBuf(ctx, env, &o, &e, "drain", "--metrics-addr", "127.0.0.1:0") }()
+	addrRE := regexp.MustCompile(`on (127\.0\.0\.1:\d+)`)
+	eventually(t, "metrics address", 10*time.Second, func() bool { return addrRE.MatchString(e.String()) })
+	addr := addrRE.FindStringSubmatch(e.String())[1]
+	eventually(t, "every SERVER entry completed", 30*time.Second, func() bool { return res.count(ids, envelope.StatusCompleted) == len(ids) })
+	eventually(t, "only the CALL_BUDGET entry left", 10*time.Second, func() bool {
+		l := x.dlqIDs()
+		return len(l) == 1 && l[0] == "person-0"
+	})
+	get := func(path string) (int, string) {
+		r, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Body.Close()
+		b, _ := io.ReadAll(r.Body)
+		return r.StatusCode, string(b)
+	}
+	if c, _ := get("/healthz"); c != 200 {
+		t.Fatalf("/healthz %d", c)
+	}
+	if c, b := get("/readyz"); c != 200 {
+		t.Fatalf("/readyz %d %s", c, b)
+	}
+	_, metrics := get("/metrics")
+	for _, m := range []string{MetricReplayed + `{agent="support",class="SERVER"} 6`, MetricPasses, MetricEntries, MetricResults} {
+		if !strings.Contains(metrics, m) {
+			t.Fatalf("/metrics lacks %q", m)
+		}
+	}
+	cancel()
+	if code := <-done; code != ExitOK && code != ExitInterrupted {
+		t.Fatalf("drain exit %d\n%s", code, e.String())
+	}
+}

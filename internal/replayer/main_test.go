@@ -1,0 +1,12 @@
+package replayer
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// opencensus (pulled in by the genai SDK) starts a goroutine at init.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"))
+}

@@ -1,0 +1,101 @@
+package replayer
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metric names of the replayer (drain mode serves them on /metrics).
+const (
+	// MetricReplayed counts replays published, by class and agent.
+	MetricReplayed = "agentfleet_dlq_replayer_replayed_total"
+	// MetricResults counts the results of replays, by class and status
+	// (completed, dead_lettered, failed).
+	MetricResults = "agentfleet_dlq_replayer_results_total"
+	// MetricParked counts entries parked, by class.
+	MetricParked = "agentfleet_dlq_replayer_parked_total"
+	// MetricSkipped counts entries left in the DLQ, by class and reason
+	// (not_auto_replayable, cooling_down, unusable_request, bad_entry).
+	MetricSkipped = "agentfleet_dlq_replayer_skipped_total"
+	// MetricHalts counts safety halts, by rule.
+	MetricHalts = "agentfleet_dlq_replayer_halts_total"
+	// MetricPaused is 1 while replays of a model are paused by its cooldown.
+	MetricPaused = "agentfleet_dlq_replayer_paused"
+	// MetricEntries is the number of DLQ entries at the last drain pass, by
+	// class and whether they are auto-replayable.
+	MetricEntries = "agentfleet_dlq_replayer_entries"
+	// MetricPasses counts drain passes over the DLQ.
+	MetricPasses = "agentfleet_dlq_replayer_passes_total"
+)
+
+// Metrics are the replayer's Prometheus metrics. A nil *Metrics records
+// nothing.
+type Metrics struct {
+	// Replayed, Results, Parked, Skipped, Halts, Paused, Entries and Passes
+	// are the metrics named by the constants of the same names.
+	Replayed *prometheus.CounterVec
+	Results  *prometheus.CounterVec
+	Parked   *prometheus.CounterVec
+	Skipped  *prometheus.CounterVec
+	Halts    *prometheus.CounterVec
+	Paused   *prometheus.GaugeVec
+	Entries  *prometheus.GaugeVec
+	Passes   prometheus.Counter
+}
+
+// NewMetrics creates the metrics and registers them with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		Replayed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricReplayed, Help: "DLQ entries replayed (request republished)."}, []string{"class", "agent"}),
+		Results:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricResults, Help: "Results of replays by status."}, []string{"class", "status"}),
+		Parked:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricParked, Help: "DLQ entries parked after too many replays."}, []string{"class"}),
+		Skipped:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricSkipped, Help: "DLQ entries left in place, by reason."}, []string{"class", "reason"}),
+		Halts:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricHalts, Help: "Replays halted by a safety rule."}, []string{"rule"}),
+		Paused:   prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: MetricPaused, Help: "1 while replays of a model wait for its cooldown."}, []string{"model"}),
+		Entries:  prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: MetricEntries, Help: "DLQ entries at the last drain pass."}, []string{"class", "replayable"}),
+		Passes:   prometheus.NewCounter(prometheus.CounterOpts{Name: MetricPasses, Help: "Drain passes over the DLQ."}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.Replayed, m.Results, m.Parked, m.Skipped, m.Halts, m.Paused, m.Entries, m.Passes)
+	}
+	return m
+}
+
+func (m *Metrics) replayed(class, agent string) {
+	if m != nil {
+		m.Replayed.WithLabelValues(class, agent).Inc()
+	}
+}
+
+func (m *Metrics) result(class, status string) {
+	if m != nil {
+		m.Results.WithLabelValues(class, status).Inc()
+	}
+}
+
+func (m *Metrics) parked(class string) {
+	if m != nil {
+		m.Parked.WithLabelValues(class).Inc()
+	}
+}
+
+func (m *Metrics) skipped(class, reason string) {
+	if m != nil {
+		m.Skipped.WithLabelValues(class, reason).Inc()
+	}
+}
+
+func (m *Metrics) halt(rule string) {
+	if m != nil {
+		m.Halts.WithLabelValues(rule).Inc()
+	}
+}
+
+func (m *Metrics) paused(model string, on bool) {
+	if m != nil {
+		v := 0.0
+		if on {
+			v = 1
+		}
+		m.Paused.WithLabelValues(model).Set(v)
+	}
+}

@@ -1,0 +1,161 @@
+package replayer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentfleet/agentfleet/pkg/dlq"
+)
+
+// Headers added to parked entries (besides the DLQ entry's own).
+const (
+	// HeaderParkedReason says why the entry was parked.
+	HeaderParkedReason = "Agent-Parked-Reason"
+	// HeaderParkedAt is when it was parked (RFC 3339).
+	HeaderParkedAt = "Agent-Parked-At"
+	// HeaderDLQSeq is the entry's sequence in the DLQ stream.
+	HeaderDLQSeq = "Agent-DLQ-Seq"
+)
+
+// ParkedConfig names the parked stream. Parked entries live in a stream of
+// their own, AGENT_DLQ_PARKED on agent.dlq.parked.<class>.<agent>: five
+// tokens, so the DLQ stream (agent.dlq.*.*, four tokens) never captures
+// them, nothing replays them automatically, and they keep their headers and
+// body (with History) as they were.
+type ParkedConfig struct {
+	// Stream and Prefix name the stream and its subject prefix.
+	Stream string
+	Prefix string
+	// MaxAge is how long parked entries are kept.
+	MaxAge time.Duration
+	// Replicas is the stream's replication factor.
+	Replicas int
+}
+
+// Parked writes and reads the parked stream.
+type Parked struct {
+	js  jetstream.JetStream
+	cfg ParkedConfig
+}
+
+// StreamConfig returns the parked stream's configuration.
+func (p *Parked) StreamConfig() jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        p.cfg.Stream,
+		Description: "dead-lettered invocations parked after too many replays (need a person)",
+		Subjects:    []string{p.cfg.Prefix + ".*.*"},
+		Retention:   jetstream.LimitsPolicy,
+		Discard:     jetstream.DiscardOld,
+		MaxAge:      p.cfg.MaxAge,
+		Duplicates:  10 * time.Minute,
+		Replicas:    max(p.cfg.Replicas, 1),
+	}
+}
+
+// Ensure creates or updates the parked stream (idempotent).
+func (p *Parked) Ensure(ctx context.Context) error {
+	if _, err := p.js.CreateOrUpdateStream(ctx, p.StreamConfig()); err != nil {
+		return fmt.Errorf("ensure parked stream %s: %w", p.cfg.Stream, err)
+	}
+	return nil
+}
+
+// Subject returns <prefix>.<class>.<agent>.
+func (p *Parked) Subject(class, agent string) string { return p.cfg.Prefix + "." + class + "." + agent }
+
+// ParkedMsgID is the parked copy's Nats-Msg-Id: parked-<invocation_id>-<n>
+// (n the entry's replay count), so parking again after a crash between the
+// publish and the delete stores nothing twice.
+func ParkedMsgID(invocationID string, n int) string {
+	return "parked-" + invocationID + "-" + strconv.Itoa(n)
+}
+
+// Park copies it to the parked stream, recording the entry's own failure in
+// its History. The caller deletes
+// the DLQ entry after Park returned.
+func (p *Parked) Park(ctx context.Context, it *dlq.Item, reason string, now time.Time) error {
+	msg := &nats.Msg{Header: nats.Header{}}
+	for k, v := range it.Header {
+		msg.Header[k] = append([]string(nil), v...)
+	}
+	msg.Header.Set(HeaderParkedReason, reason)
+	msg.Header.Set(HeaderParkedAt, now.UTC().Format(time.RFC3339))
+	msg.Header.Set(HeaderDLQSeq, strconv.FormatUint(it.Seq, 10))
+	var id string
+	if it.Entry != nil {
+		e := *it.Entry
+		e.History = append(append([]dlq.Failure(nil), e.History...), dlq.Failure{
+			Class: e.Class, Reason: e.Reason, FailedAt: e.FailedAt, ReplayCount: e.ReplayCount,
+			DeliveryCount: e.DeliveryCount, Worker: e.Worker,
+		})
+		data, err := e.Encode()
+		if err != nil {
+			return fmt.Errorf("park seq %d: encode: %w", it.Seq, err)
+		}
+		msg.Subject, msg.Data = p.Subject(e.Class, e.Agent), data
+		id = ParkedMsgID(e.InvocationID, e.ReplayCount)
+	} else {
+		// An undecodable entry is parked as it is, under its subject's tokens.
+		class, agent := subjectTokens(it.Subject)
+		msg.Subject, msg.Data = p.Subject(class, agent), it.Data
+		id = "parked-seq-" + strconv.FormatUint(it.Seq, 10)
+	}
+	msg.Header.Del(dlq.HeaderMsgID)
+	if _, err := p.js.PublishMsg(ctx, msg, jetstream.WithMsgID(id), jetstream.WithExpectStream(p.cfg.Stream)); err != nil {
+		return fmt.Errorf("park seq %d: %w", it.Seq, err)
+	}
+	return nil
+}
+
+// Count returns the number of parked entries (0 when the stream does not
+// exist yet).
+func (p *Parked) Count(ctx context.Context) (uint64, error) {
+	s, err := p.js.Stream(ctx, p.cfg.Stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("parked stream: %w", err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("parked stream: %w", err)
+	}
+	return info.State.Msgs, nil
+}
+
+// Reader returns a dlq.Reader over the parked stream (for list and show).
+func (p *Parked) Reader() *dlq.Reader {
+	return dlq.NewReader(p.js, dlq.Config{Stream: p.cfg.Stream, Prefix: p.cfg.Prefix})
+}
+
+// Exists reports whether the parked stream exists.
+func (p *Parked) Exists(ctx context.Context) (bool, error) {
+	_, err := p.js.Stream(ctx, p.cfg.Stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// subjectTokens returns the class and agent tokens of <prefix>.<class>.<agent>.
+func subjectTokens(subject string) (class, agent string) {
+	var toks []string
+	start := 0
+	for i := 0; i <= len(subject); i++ {
+		if i == len(subject) || subject[i] == '.' {
+			toks = append(toks, subject[start:i])
+			start = i + 1
+		}
+	}
+	if len(toks) < 2 {
+		return "UNKNOWN", dlq.UnknownAgent
+	}
+	return toks[len(toks)-2], toks[len(toks)-1]
+}

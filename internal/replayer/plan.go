@@ -1,0 +1,167 @@
+package replayer
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agentfleet/agentfleet/pkg/dlq"
+	"github.com/agentfleet/agentfleet/pkg/taxonomy"
+)
+
+// Action is what a replay does with one entry.
+type Action string
+
+// Actions of a plan.
+const (
+	// ActionReplay republishes the entry's request.
+	ActionReplay Action = "replay"
+	// ActionPark moves the entry to the parked stream (replayed too often).
+	ActionPark Action = "park"
+	// ActionSkip leaves the entry in the DLQ (not auto-replayable, or its
+	// request cannot be replayed).
+	ActionSkip Action = "skip"
+	// ActionBad reports an entry that cannot be decoded; it stays in the
+	// DLQ (park or purge it by hand).
+	ActionBad Action = "bad"
+)
+
+// Planned is one entry and what will be done with it.
+type Planned struct {
+	// Item is the entry as read from the stream.
+	Item *dlq.Item
+	// Action is what will be done.
+	Action Action
+	// Why explains a skip, a park or a bad entry.
+	Why string
+}
+
+// Class returns the entry's class (the subject's token for a bad entry).
+func (p Planned) Class() string {
+	if p.Item.Entry != nil {
+		return p.Item.Entry.Class
+	}
+	c, _ := subjectTokens(p.Item.Subject)
+	return c
+}
+
+// InvocationID returns the entry's invocation id ("-" for a bad entry).
+func (p Planned) InvocationID() string {
+	if p.Item.Entry != nil {
+		return p.Item.Entry.InvocationID
+	}
+	if id := p.Item.Header.Get(dlq.HeaderInvocationID); id != "" {
+		return id
+	}
+	return "-"
+}
+
+// Selection says which entries a replay takes.
+type Selection struct {
+	// Filter selects entries.
+	Filter dlq.Filter
+	// Force allows the class named in Filter.Class even when the taxonomy
+	// says it is not auto-replayable.
+	Force bool
+	// Max bounds the number of entries replayed or parked (0: all).
+	Max int
+	// MaxReplays parks entries already replayed this many times.
+	MaxReplays int
+	// UpToSeq ignores entries stored after this sequence (0: the stream's
+	// last sequence when the walk starts), so entries that fail again
+	// during the run are not replayed again by it.
+	UpToSeq uint64
+}
+
+// RefusalReason says why a class needs a person, for the refusal message.
+func RefusalReason(class string) string {
+	c := taxonomy.Class(class)
+	force := fmt.Sprintf("then replay with --class %s --force", class)
+	switch c {
+	case taxonomy.CallBudget:
+		return "CALL_BUDGET entries need a person: the model looped; fix the prompt or tools first, " + force
+	case taxonomy.BadInput:
+		return "BAD_INPUT entries can never run as they are: the request is malformed or names no agent; fix the producer first (or purge them), " + force
+	case taxonomy.Unknown:
+		return "UNKNOWN entries need review: read the reason with `dlq-replayer show <invocation_id>` first, " + force
+	case taxonomy.Auth, taxonomy.NotFound, taxonomy.BadRequest:
+		return class + " entries need a configuration fix first (credentials, model name or request shape): fix it, " + force
+	}
+	return fmt.Sprintf("%s is not auto-replayable (%s): review first, %s", class, taxonomy.PolicyFor(c).Rule, force)
+}
+
+// AutoReplayable reports whether the taxonomy lets class be replayed
+// without a person.
+func AutoReplayable(class string) bool { return taxonomy.PolicyFor(taxonomy.Class(class)).AutoReplay }
+
+// checkSelection refuses a named class that needs a person, unless forced.
+func checkSelection(sel Selection) error {
+	if sel.Force && sel.Filter.Class == "" {
+		return usagef("--force needs --class: name the class you reviewed")
+	}
+	if c := sel.Filter.Class; c != "" && !AutoReplayable(c) && !sel.Force {
+		return &HaltError{Rule: RuleRefusedClass, Reason: RefusalReason(c)}
+	}
+	return nil
+}
+
+// Plan walks the DLQ and decides, entry by entry, what a replay does. It
+// changes nothing.
+func Plan(ctx context.Context, f *Fleet, sel Selection) ([]Planned, error) {
+	if err := checkSelection(sel); err != nil {
+		return nil, err
+	}
+	upTo := sel.UpToSeq
+	if upTo == 0 {
+		s, err := f.JS.Stream(ctx, f.Streams.DLQStream)
+		if err != nil {
+			return nil, fmt.Errorf("DLQ stream: %w", err)
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("DLQ stream: %w", err)
+		}
+		upTo = info.State.LastSeq
+	}
+	var out []Planned
+	acted := 0
+	if upTo == 0 {
+		return nil, nil // an empty stream
+	}
+	for it, err := range f.walk(ctx, sel.Filter, upTo) {
+		if it == nil {
+			return out, err
+		}
+		p := decide(it, sel)
+		if p.Action == ActionReplay || p.Action == ActionPark {
+			if sel.Max > 0 && acted >= sel.Max {
+				break
+			}
+			acted++
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// decide is the rule for one entry.
+func decide(it *dlq.Item, sel Selection) Planned {
+	p := Planned{Item: it}
+	e := it.Entry
+	switch {
+	case it.Err != nil:
+		p.Action, p.Why = ActionBad, it.Err.Error()
+	case !AutoReplayable(e.Class) && !(sel.Force && e.Class == sel.Filter.Class):
+		p.Action, p.Why = ActionSkip, "not auto-replayable: "+RefusalReason(e.Class)
+	case e.ReplayCount >= sel.MaxReplays:
+		p.Action, p.Why = ActionPark, fmt.Sprintf("already replayed %d times (replay.max_replays %d)", e.ReplayCount, sel.MaxReplays)
+	case e.RequestTruncated:
+		p.Action, p.Why = ActionSkip, fmt.Sprintf("only a prefix of the %d-byte request was kept; it cannot be replayed", e.RequestSize)
+	case len(e.OriginalRequest()) == 0:
+		p.Action, p.Why = ActionSkip, "the entry holds no request"
+	case e.Agent == dlq.UnknownAgent:
+		p.Action, p.Why = ActionSkip, "the request names no valid agent"
+	default:
+		p.Action = ActionReplay
+	}
+	return p
+}

@@ -1,0 +1,72 @@
+package replayer
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/agentfleet/agentfleet/pkg/dlq"
+)
+
+// filterZero is the filter that selects everything.
+var filterZero = dlq.Filter{}
+
+func purgeFlags(fs *flag.FlagSet, o *cmdOpts) {
+	o.filterFlags.register(fs)
+	fs.IntVar(&o.max, "max", 0, "purge at most this many entries (0: all)")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "print what would be deleted; change nothing")
+	fs.BoolVar(&o.yes, "yes", false, "delete without asking (required when stdin is not a terminal)")
+}
+
+// runPurge deletes the selected entries. It always asks for confirmation
+// (or needs --yes): a purged entry's work is gone.
+func runPurge(ctx context.Context, c *cmdCtx, pos []string) error {
+	if len(pos) != 0 {
+		return usagef("purge takes no arguments (use --invocation ID)")
+	}
+	filter, err := c.opts.filter(c.env.Now())
+	if err != nil {
+		return err
+	}
+	f, err := OpenFleet(ctx, c.cfg, false, c.log)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	plan, err := byFilter(ctx, f, filter, "purge", "purged", c.opts.max)
+	if err != nil {
+		return err
+	}
+	if c.opts.dryRun {
+		if c.opts.asJSON {
+			return writeJSON(c.env.Stdout, planJSON(plan))
+		}
+		writePlanTable(c.env.Stdout, plan)
+		fmt.Fprintf(c.env.Stdout, "dry run: would delete %d entries; nothing was changed\n", len(plan))
+		return nil
+	}
+	if len(plan) == 0 {
+		fmt.Fprintln(c.env.Stdout, "purged 0 entries")
+		return nil
+	}
+	if err := confirm(c.env, "permanently delete", len(plan), 0, c.opts.yes); err != nil {
+		return err
+	}
+	deleted, gone := 0, 0
+	for _, p := range plan {
+		err := f.Reader.Delete(ctx, p.Item.Seq)
+		if err != nil {
+			if _, gerr := f.Reader.Get(ctx, p.Item.Seq); isNotFound(gerr) {
+				gone++
+				continue
+			}
+			return fmt.Errorf("after %d deleted: %w", deleted, err)
+		}
+		deleted++
+	}
+	if c.opts.asJSON {
+		return writeJSON(c.env.Stdout, map[string]int{"purged": deleted, "already_gone": gone})
+	}
+	fmt.Fprintf(c.env.Stdout, "purged %d entries (%d were already gone)\n", deleted, gone)
+	return nil
+}

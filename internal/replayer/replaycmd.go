@@ -1,0 +1,179 @@
+package replayer
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/agentfleet/agentfleet/pkg/dlq"
+)
+
+func replayFlags(fs *flag.FlagSet, o *cmdOpts) {
+	o.filterFlags.register(fs)
+	fs.IntVar(&o.max, "max", 0, "replay (or park) at most this many entries (0: all)")
+	fs.Float64Var(&o.rate, "rate", 0, "replays per second (default replay.rate = 50; 0 = unthrottled)")
+	fs.IntVar(&o.concurrency, "concurrency", 0, "replays in flight at once (default replay.concurrency = 8)")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "print exactly what would be replayed, parked and skipped; change nothing")
+	fs.BoolVar(&o.yes, "yes", false, "do not ask for confirmation above replay.confirm_above entries")
+	fs.IntVar(&o.canary, "canary", 0, "replay N entries first, wait for their results, halt (exit 2) if any fails again")
+	fs.BoolVar(&o.force, "force", false, "with --class: replay a class that is not auto-replayable (after you fixed the cause)")
+	fs.BoolVar(&o.wait, "wait", false, "wait for each replay's result (up to replay.result_timeout) before exiting")
+}
+
+// flagSet reports whether the named flag was given.
+func (c *cmdCtx) flagSet(name string) bool {
+	set := false
+	c.fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+func runReplay(ctx context.Context, c *cmdCtx, pos []string) error {
+	o := c.opts
+	if len(pos) != 0 {
+		return usagef("replay takes no arguments (filters are flags: --class, --agent, --invocation ...)")
+	}
+	if o.max < 0 || o.rate < 0 || o.concurrency < 0 || o.canary < 0 {
+		return usagef("--max, --rate, --concurrency and --canary must not be negative")
+	}
+	filter, err := o.filter(c.env.Now())
+	if err != nil {
+		return err
+	}
+	sel := Selection{Filter: filter, Force: o.force, Max: o.max, MaxReplays: c.cfg.Replay.MaxReplays}
+	if err := checkSelection(sel); err != nil {
+		return err
+	}
+	rateV, conc := c.cfg.Replay.Rate, c.cfg.Replay.Concurrency
+	if c.flagSet("rate") {
+		rateV = o.rate
+	}
+	if c.flagSet("concurrency") {
+		conc = o.concurrency
+	}
+	if conc < 1 {
+		return usagef("--concurrency must be at least 1")
+	}
+	f, err := OpenFleet(ctx, c.cfg, !o.dryRun, c.log)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	plan, err := Plan(ctx, f, sel)
+	if err != nil {
+		return err
+	}
+	n := tally(plan)
+	if o.dryRun {
+		return writePlan(c, plan, n)
+	}
+	if n.replay+n.park == 0 {
+		fmt.Fprintf(c.env.Stderr, "nothing to replay: %d entries selected (%d skipped, %d bad)\n", len(plan), n.skip, n.bad)
+	} else if err := confirm(c.env, "replay", n.replay+n.park, c.cfg.Replay.ConfirmAbove, o.yes); err != nil {
+		return err
+	}
+	if n.park > 0 {
+		if err := f.EnsureForWrites(ctx); err != nil {
+			return err
+		}
+	}
+	sum := NewSummary()
+	err = Execute(ctx, f, plan, ExecOptions{
+		Rate: rateV, Concurrency: conc, Canary: o.canary, Wait: o.wait,
+		ResultTimeout: c.cfg.Replay.ResultTimeout, HaltRatio: c.cfg.Replay.HaltRatio, HaltMinResults: c.cfg.Replay.HaltMinResults,
+		CooldownPoll: c.cfg.Replay.CooldownPoll, Progress: c.env.Stderr, Terminal: c.env.Terminal(c.env.Stderr),
+		Summary: sum, Now: c.env.Now,
+	})
+	sum.Write(c.env.Stdout, o.asJSON)
+	return err
+}
+
+// planTally counts a plan's actions.
+type planTally struct{ replay, park, skip, bad int }
+
+func tally(plan []Planned) planTally {
+	var t planTally
+	for _, p := range plan {
+		switch p.Action {
+		case ActionReplay:
+			t.replay++
+		case ActionPark:
+			t.park++
+		case ActionSkip:
+			t.skip++
+		case ActionBad:
+			t.bad++
+		}
+	}
+	return t
+}
+
+// PlannedJSON is one line of replay --dry-run --json.
+type PlannedJSON struct {
+	// Seq is the entry's sequence; InvocationID, Class and Agent identify
+	// it; Action is what would be done, MsgID the replay's Nats-Msg-Id and
+	// Why the reason of a skip, park or bad entry.
+	Seq          uint64 `json:"seq"`
+	InvocationID string `json:"invocation_id"`
+	Class        string `json:"class"`
+	Agent        string `json:"agent"`
+	Action       Action `json:"action"`
+	MsgID        string `json:"msg_id,omitempty"`
+	Why          string `json:"why,omitempty"`
+}
+
+func planJSON(plan []Planned) []PlannedJSON {
+	out := make([]PlannedJSON, 0, len(plan))
+	for _, p := range plan {
+		j := PlannedJSON{Seq: p.Item.Seq, InvocationID: p.InvocationID(), Class: p.Class(), Action: p.Action, Why: p.Why}
+		if e := p.Item.Entry; e != nil {
+			j.Agent = e.Agent
+			if p.Action == ActionReplay {
+				j.MsgID = ReplayMsgID(e.InvocationID, e.ReplayCount+1)
+			}
+		} else {
+			_, j.Agent = subjectTokens(p.Item.Subject)
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+// writePlan prints a dry run.
+func writePlan(c *cmdCtx, plan []Planned, n planTally) error {
+	if c.opts.asJSON {
+		return writeJSON(c.env.Stdout, planJSON(plan))
+	}
+	writePlanTable(c.env.Stdout, plan)
+	fmt.Fprintf(c.env.Stdout, "dry run: would replay %d, park %d, skip %d; %d bad entries; nothing was changed\n", n.replay, n.park, n.skip, n.bad)
+	return nil
+}
+
+func writePlanTable(w io.Writer, plan []Planned) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEQ\tACTION\tCLASS\tAGENT\tINVOCATION\tMSG ID / WHY")
+	for _, j := range planJSON(plan) {
+		detail := j.MsgID
+		if detail == "" {
+			detail = j.Why
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", j.Seq, j.Action, j.Class, j.Agent, j.InvocationID, clip(detail, 120))
+	}
+	_ = tw.Flush()
+}
+
+// byFilter plans every entry f selects with one action (park, purge).
+func byFilter(ctx context.Context, f *Fleet, filter dlq.Filter, action Action, why string, maxN int) ([]Planned, error) {
+	var out []Planned
+	for it, err := range f.Reader.List(ctx, filter) {
+		if it == nil {
+			return out, err
+		}
+		out = append(out, Planned{Item: it, Action: action, Why: why})
+		if maxN > 0 && len(out) >= maxN {
+			break
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,34 @@
+package replayer
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentfleet/agentfleet/internal/streams"
+	"github.com/agentfleet/agentfleet/internal/worker"
+	"github.com/agentfleet/agentfleet/pkg/dlq"
+	"github.com/agentfleet/agentfleet/pkg/envelope"
+)
+
+// ReplayMsgID is the Nats-Msg-Id of the n-th replay of an invocation:
+// replay-<invocation_id>-<n>. A second publish of it within the requests'
+// duplicate window is dropped by the server.
+func ReplayMsgID(invocationID string, n int) string {
+	return "replay-" + invocationID + "-" + strconv.Itoa(n)
+}
+
+// ReplayMsg returns the request message that replays e: its original
+// request on <request prefix>.<agent> with Agent-Resume: true,
+// Agent-Replay-Count: e.ReplayCount+1, Agent-First-Failed-At and the
+// Nats-Msg-Id ReplayMsgID.
+func ReplayMsg(sc streams.Config, e *dlq.Entry) *nats.Msg {
+	n := e.ReplayCount + 1
+	msg := &nats.Msg{Subject: sc.RequestSubject(e.Agent), Data: e.OriginalRequest(), Header: nats.Header{}}
+	msg.Header.Set(envelope.HeaderMsgID, ReplayMsgID(e.InvocationID, n))
+	msg.Header.Set(envelope.HeaderResume, "true")
+	msg.Header.Set(envelope.HeaderReplayCount, strconv.Itoa(n))
+	msg.Header.Set(worker.HeaderFirstFailedAt, e.FirstFailedAt.UTC().Format(time.RFC3339Nano))
+	return msg
+}

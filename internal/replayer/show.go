@@ -1,0 +1,270 @@
+package replayer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/agentfleet/agentfleet/internal/worker"
+	"github.com/agentfleet/agentfleet/pkg/agent/session"
+	"github.com/agentfleet/agentfleet/pkg/dlq"
+	"github.com/agentfleet/agentfleet/pkg/envelope"
+	"github.com/agentfleet/agentfleet/pkg/idempotency"
+)
+
+// ShownEvent is one session event in short form.
+type ShownEvent struct {
+	// Author is "user" or the agent's name.
+	Author string `json:"author"`
+	// Kind is text, call, response or other.
+	Kind string `json:"kind"`
+	// Text is the text (clipped) or the function name.
+	Text string `json:"text"`
+	// Time is when the event was stored.
+	Time time.Time `json:"time"`
+}
+
+// ShownEffect is one tool effect recorded for the invocation.
+type ShownEffect struct {
+	// Tool, State, Attempts, CompletedAt, Key and Result are the
+	// idempotency record's fields (idempotency.Record).
+	Tool        string            `json:"tool"`
+	State       idempotency.State `json:"state"`
+	Attempts    int               `json:"attempts"`
+	CompletedAt time.Time         `json:"completed_at,omitzero"`
+	Key         string            `json:"key"`
+	Result      json.RawMessage   `json:"result,omitempty"`
+}
+
+// Shown is what show prints about one invocation.
+type Shown struct {
+	// InvocationID is the invocation shown.
+	InvocationID string `json:"invocation_id"`
+	// Entries and Parked are its DLQ and parked entries.
+	Entries []ListedEntry `json:"entries"`
+	Parked  []ListedEntry `json:"parked,omitempty"`
+	// Record is the worker's invocation record, if any.
+	Record *session.Invocation `json:"record,omitempty"`
+	// RecordReplayCount is the replay count the record was written with.
+	RecordReplayCount int           `json:"record_replay_count"`
+	Session           *session.Key  `json:"session,omitempty"`
+	Events            []ShownEvent  `json:"events"`
+	Effects           []ShownEffect `json:"effects"`
+	// Problems lists look-ups that failed (the rest is still shown).
+	Problems []string `json:"problems,omitempty"`
+}
+
+func showFlags(fs *flag.FlagSet, o *cmdOpts) {}
+
+func runShow(ctx context.Context, c *cmdCtx, pos []string) error {
+	if len(pos) != 1 || !envelope.ValidID(pos[0]) {
+		return usagef("show wants one invocation id ([A-Za-z0-9_-]{1,128})")
+	}
+	f, err := OpenFleet(ctx, c.cfg, true, c.log)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sh, err := Show(ctx, f, pos[0])
+	if err != nil {
+		return err
+	}
+	if c.opts.asJSON {
+		return writeJSON(c.env.Stdout, sh)
+	}
+	sh.Write(c.env.Stdout, c.env.Now())
+	return nil
+}
+
+// Show gathers an invocation's DLQ and parked entries, its invocation
+// record, its session events and its completed tool effects. It returns
+// ErrNotFound when none of them exists.
+func Show(ctx context.Context, f *Fleet, id string) (*Shown, error) {
+	sh := &Shown{InvocationID: id, Events: []ShownEvent{}, Effects: []ShownEffect{}}
+	collect := func(r *dlq.Reader) ([]ListedEntry, error) {
+		var out []ListedEntry
+		for it, err := range r.List(ctx, dlq.Filter{InvocationID: id}) {
+			if it == nil {
+				return out, err
+			}
+			le := ListedEntry{Seq: it.Seq, Subject: it.Subject, Stored: it.Time, Entry: it.Entry}
+			if it.Err != nil {
+				le.Error = it.Err.Error()
+			} else {
+				le.Replayable = AutoReplayable(it.Entry.Class)
+			}
+			out = append(out, le)
+		}
+		return out, nil
+	}
+	var err error
+	if sh.Entries, err = collect(f.Reader); err != nil {
+		return nil, err
+	}
+	if ok, _ := f.Parked.Exists(ctx); ok {
+		if sh.Parked, err = collect(f.Parked.Reader()); err != nil {
+			sh.Problems = append(sh.Problems, "parked stream: "+err.Error())
+		}
+	}
+	rec, err := f.Stores.Invocations.Get(ctx, id)
+	switch {
+	case errors.Is(err, session.ErrInvocationNotFound):
+	case err != nil:
+		sh.Problems = append(sh.Problems, "invocation record: "+err.Error())
+	default:
+		sh.Record = rec
+		if r, err := worker.DecodeRecord(rec); err == nil {
+			sh.RecordReplayCount = r.ReplayCount
+		}
+		if rec.Session.Validate() == nil {
+			k := rec.Session
+			sh.Session = &k
+		}
+	}
+	if sh.Session == nil {
+		sh.Session = sessionFromEntries(append(append([]ListedEntry(nil), sh.Entries...), sh.Parked...))
+	}
+	if sh.Session != nil {
+		s, err := f.Stores.Sessions.Get(ctx, *sh.Session)
+		switch {
+		case errors.Is(err, session.ErrNotFound):
+		case err != nil:
+			sh.Problems = append(sh.Problems, "session: "+err.Error())
+		default:
+			for _, ev := range s.InvocationEvents(id) {
+				sh.Events = append(sh.Events, shortEvents(ev)...)
+			}
+		}
+	}
+	effects, err := f.Stores.Idempotency.Effects(ctx, id)
+	if err != nil {
+		sh.Problems = append(sh.Problems, "tool effects: "+err.Error())
+	}
+	for _, r := range effects {
+		sh.Effects = append(sh.Effects, ShownEffect{Tool: r.Tool, State: r.State, Attempts: r.Attempts,
+			CompletedAt: r.CompletedAt, Key: r.Key, Result: r.Result})
+	}
+	if len(sh.Entries) == 0 && len(sh.Parked) == 0 && sh.Record == nil && len(sh.Events) == 0 && len(sh.Effects) == 0 {
+		return nil, fmt.Errorf("%s: no DLQ or parked entry, invocation record, session event or tool effect: %w", id, ErrNotFound)
+	}
+	return sh, nil
+}
+
+// sessionFromEntries reads the session key from an entry's request.
+func sessionFromEntries(entries []ListedEntry) *session.Key {
+	for _, le := range entries {
+		if le.Entry == nil {
+			continue
+		}
+		var req envelope.Request
+		if json.Unmarshal(le.Entry.OriginalRequest(), &req) != nil {
+			continue
+		}
+		k := session.Key{App: req.Agent, UserID: req.UserID, SessionID: req.SessionID}
+		if k.Validate() == nil {
+			return &k
+		}
+	}
+	return nil
+}
+
+// shortEvents turns one event into short lines: text, function calls and
+// function responses by name.
+func shortEvents(ev *session.Event) []ShownEvent {
+	var out []ShownEvent
+	add := func(kind, text string) {
+		out = append(out, ShownEvent{Author: ev.Author, Kind: kind, Text: text, Time: ev.Timestamp})
+	}
+	if ev.Content != nil {
+		for _, p := range ev.Content.Parts {
+			switch {
+			case p == nil:
+			case p.FunctionCall != nil:
+				add("call", p.FunctionCall.Name)
+			case p.FunctionResponse != nil:
+				add("response", p.FunctionResponse.Name)
+			case p.Text != "":
+				add("text", clip(strings.Join(strings.Fields(p.Text), " "), 100))
+			}
+		}
+	}
+	if len(out) == 0 {
+		what := "no content"
+		if ev.ErrorCode != "" {
+			what = "error " + string(ev.ErrorCode)
+		}
+		add("other", what)
+	}
+	return out
+}
+
+// Write prints the invocation for on-call.
+func (sh *Shown) Write(w io.Writer, now time.Time) {
+	fmt.Fprintf(w, "invocation %s\n", sh.InvocationID)
+	writeEntries := func(title string, es []ListedEntry) {
+		for _, le := range es {
+			if le.Entry == nil {
+				fmt.Fprintf(w, "\n%s seq %d (%s): BAD ENTRY: %s\n", title, le.Seq, le.Subject, le.Error)
+				continue
+			}
+			e := le.Entry
+			rep := "auto-replayable"
+			if !le.Replayable {
+				rep = "needs a person"
+			}
+			fmt.Fprintf(w, "\n%s seq %d, stored %s ago\n", title, le.Seq, age(now, le.Stored))
+			fmt.Fprintf(w, "  class %s (%s), agent %s, model %s\n", e.Class, rep, e.Agent, dash(e.Model))
+			fmt.Fprintf(w, "  reason: %s\n", e.Reason)
+			fmt.Fprintf(w, "  replay count %d, delivery count %d, worker %s\n", e.ReplayCount, e.DeliveryCount, dash(e.Worker))
+			fmt.Fprintf(w, "  first failed %s, failed %s\n", e.FirstFailedAt.UTC().Format(time.RFC3339), e.FailedAt.UTC().Format(time.RFC3339))
+			fmt.Fprintf(w, "  tools completed before the failure: %s\n", dash(strings.Join(e.ToolsCompleted, ", ")))
+			if e.RequestTruncated {
+				fmt.Fprintf(w, "  request TRUNCATED: %d of %d bytes kept; cannot be replayed\n", len(e.RequestRaw), e.RequestSize)
+			}
+			for _, h := range e.History {
+				fmt.Fprintf(w, "  earlier failure: %s %s at %s (replay %d)\n", h.Class, h.Reason, h.FailedAt.UTC().Format(time.RFC3339), h.ReplayCount)
+			}
+		}
+	}
+	if len(sh.Entries) == 0 {
+		fmt.Fprintln(w, "\nno DLQ entry")
+	}
+	writeEntries("DLQ entry", sh.Entries)
+	writeEntries("PARKED entry", sh.Parked)
+	if sh.Record != nil {
+		fmt.Fprintf(w, "\ninvocation record: %s, attempts %d, replay count %d", sh.Record.Status, sh.Record.Attempts, sh.RecordReplayCount)
+		if sh.Record.Error != "" {
+			fmt.Fprintf(w, ", error: %s", sh.Record.Error)
+		}
+		fmt.Fprintln(w)
+	}
+	if sh.Session != nil {
+		fmt.Fprintf(w, "\nsession %s/%s/%s: %d events of this invocation\n", sh.Session.App, sh.Session.UserID, sh.Session.SessionID, len(sh.Events))
+		for i, ev := range sh.Events {
+			fmt.Fprintf(w, "  %2d. %s %s: %s\n", i+1, ev.Author, ev.Kind, ev.Text)
+		}
+	}
+	fmt.Fprintf(w, "\ntool effects recorded (%d):", len(sh.Effects))
+	if len(sh.Effects) == 0 {
+		fmt.Fprint(w, " none")
+	}
+	fmt.Fprintln(w)
+	for _, e := range sh.Effects {
+		note := "in progress"
+		if e.State == idempotency.StateCompleted {
+			note = "ALREADY DONE at " + e.CompletedAt.UTC().Format(time.RFC3339) + "; a replay reuses the stored result and does not run it again"
+		}
+		fmt.Fprintf(w, "  %s %s (attempts %d): %s\n", e.Tool, e.State, e.Attempts, note)
+		if len(e.Result) > 0 {
+			fmt.Fprintf(w, "    result: %s\n", clip(string(e.Result), 160))
+		}
+	}
+	for _, p := range sh.Problems {
+		fmt.Fprintf(w, "WARNING: %s\n", p)
+	}
+}

@@ -1,0 +1,162 @@
+package replayer
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agentfleet/agentfleet/pkg/dlq"
+)
+
+// StatsRow is one class × agent of the DLQ.
+type StatsRow struct {
+	// Class and Agent identify the row; Count is its number of entries.
+	Class string `json:"class"`
+	Agent string `json:"agent"`
+	Count int    `json:"count"`
+	// Replayable says whether the class is auto-replayable.
+	Replayable bool `json:"replayable"`
+	// Oldest and Newest are the earliest and latest failure times.
+	Oldest time.Time `json:"oldest_failed_at"`
+	Newest time.Time `json:"newest_failed_at"`
+}
+
+// Stats summarises the DLQ.
+type Stats struct {
+	// Rows are the class × agent counts, largest first.
+	Rows []StatsRow `json:"rows"`
+	// Total counts decodable entries; Replayable those the taxonomy lets be
+	// replayed automatically; NeedPerson the rest.
+	Total      int `json:"total"`
+	Replayable int `json:"replayable"`
+	NeedPerson int `json:"need_person"`
+	// Bad counts entries that cannot be decoded.
+	Bad int `json:"bad"`
+	// Parked counts entries in the parked stream.
+	Parked uint64 `json:"parked"`
+}
+
+// CollectStats walks the DLQ (filtered) without changing it.
+func CollectStats(ctx context.Context, f *Fleet, filter dlq.Filter) (*Stats, error) {
+	type key struct{ class, agent string }
+	rows := map[key]*StatsRow{}
+	st := &Stats{}
+	for it, err := range f.Reader.List(ctx, filter) {
+		if it == nil {
+			return nil, err
+		}
+		if it.Err != nil {
+			st.Bad++
+			continue
+		}
+		e := it.Entry
+		k := key{e.Class, e.Agent}
+		r, ok := rows[k]
+		if !ok {
+			r = &StatsRow{Class: e.Class, Agent: e.Agent, Replayable: AutoReplayable(e.Class), Oldest: e.FailedAt, Newest: e.FailedAt}
+			rows[k] = r
+		}
+		r.Count++
+		if e.FailedAt.Before(r.Oldest) {
+			r.Oldest = e.FailedAt
+		}
+		if e.FailedAt.After(r.Newest) {
+			r.Newest = e.FailedAt
+		}
+		st.Total++
+		if r.Replayable {
+			st.Replayable++
+		} else {
+			st.NeedPerson++
+		}
+	}
+	for _, r := range rows {
+		st.Rows = append(st.Rows, *r)
+	}
+	sort.Slice(st.Rows, func(i, j int) bool {
+		a, b := st.Rows[i], st.Rows[j]
+		if a.Count != b.Count {
+			return a.Count > b.Count
+		}
+		if a.Class != b.Class {
+			return a.Class < b.Class
+		}
+		return a.Agent < b.Agent
+	})
+	var err error
+	if st.Parked, err = f.Parked.Count(ctx); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// Write prints the stats table.
+func (st *Stats) Write(w io.Writer, now time.Time) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CLASS\tAGENT\tCOUNT\tREPLAYABLE\tOLDEST\tNEWEST")
+	for _, r := range st.Rows {
+		rep := "yes"
+		if !r.Replayable {
+			rep = "no (needs a person)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s ago\t%s ago\n", r.Class, r.Agent, r.Count, rep, age(now, r.Oldest), age(now, r.Newest))
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(w, "total %d: replayable %d, needs a person %d; bad entries %d; parked %d\n",
+		st.Total, st.Replayable, st.NeedPerson, st.Bad, st.Parked)
+}
+
+// age formats now-t coarsely.
+func age(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return d.Round(time.Second).String()
+	case d < 48*time.Hour:
+		return d.Round(time.Minute).String()
+	}
+	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
+}
+
+func statsFlags(fs *flag.FlagSet, o *cmdOpts) {
+	fs.StringVar(&o.class, "class", "", "only this failure class")
+	fs.StringVar(&o.agent, "agent", "", "only this agent")
+	fs.StringVar(&o.since, "since", "", "only entries stored at or after (RFC 3339 or a duration ago)")
+	fs.StringVar(&o.until, "until", "", "only entries stored before (RFC 3339 or a duration ago)")
+}
+
+func runStats(ctx context.Context, c *cmdCtx, pos []string) error {
+	if len(pos) != 0 {
+		return usagef("stats takes no arguments")
+	}
+	filter, err := c.opts.filter(c.env.Now())
+	if err != nil {
+		return err
+	}
+	f, err := OpenFleet(ctx, c.cfg, false, c.log)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := CollectStats(ctx, f, filter)
+	if err != nil {
+		return err
+	}
+	if c.opts.asJSON {
+		return writeJSON(c.env.Stdout, st)
+	}
+	st.Write(c.env.Stdout, c.env.Now())
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

@@ -1,0 +1,134 @@
+package replayer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentfleet/agentfleet/pkg/dlq"
+)
+
+// walkBatch is how many entries one fetch of the walk asks for.
+const walkBatch = 500
+
+// walk yields the DLQ entries filter selects, in stream order, up to
+// sequence upTo, like dlq.Reader.List but in batches: it reads through a
+// short-lived ephemeral pull consumer (ack-all, removed at the end and by
+// the server after 30s of inactivity if the process dies), one round trip
+// per walkBatch entries instead of one per entry. The stream and the durable
+// dlq-replayer consumer are not touched. Bad entries are yielded with Err
+// set (a *dlq.DecodeError); a nil item with an error ends the walk.
+func (f *Fleet) walk(ctx context.Context, filter dlq.Filter, upTo uint64) iter.Seq2[*dlq.Item, error] {
+	return func(yield func(*dlq.Item, error) bool) {
+		for _, tok := range []string{filter.Class, filter.Agent} {
+			if tok != "" && !validToken(tok) {
+				yield(nil, fmt.Errorf("filter %q: %w", tok, dlq.ErrInvalidFilter))
+				return
+			}
+		}
+		class, agent := "*", "*"
+		if filter.Class != "" {
+			class = filter.Class
+		}
+		if filter.Agent != "" {
+			agent = filter.Agent
+		}
+		cc := jetstream.ConsumerConfig{
+			Description:       "dlq-replayer walk (ephemeral)",
+			DeliverPolicy:     jetstream.DeliverAllPolicy,
+			AckPolicy:         jetstream.AckAllPolicy,
+			FilterSubject:     f.Streams.DLQPrefix + "." + class + "." + agent,
+			InactiveThreshold: 30 * time.Second,
+			MaxAckPending:     -1,
+			MemoryStorage:     true,
+			ReplayPolicy:      jetstream.ReplayInstantPolicy,
+		}
+		if !filter.Since.IsZero() {
+			cc.DeliverPolicy, cc.OptStartTime = jetstream.DeliverByStartTimePolicy, &filter.Since
+		}
+		cons, err := f.JS.CreateConsumer(ctx, f.Streams.DLQStream, cc)
+		if err != nil {
+			yield(nil, fmt.Errorf("walk the DLQ: %w", err))
+			return
+		}
+		name := cons.CachedInfo().Name
+		defer func() {
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			_ = f.JS.DeleteConsumer(dctx, f.Streams.DLQStream, name)
+		}()
+		pending := cons.CachedInfo().NumPending
+		for pending > 0 {
+			// Ask for no more than is pending: Fetch returns as soon as the
+			// batch is full.
+			batch, err := cons.Fetch(int(min(pending, walkBatch)), jetstream.FetchMaxWait(5*time.Second))
+			if err != nil {
+				yield(nil, fmt.Errorf("walk the DLQ: %w", err))
+				return
+			}
+			var last jetstream.Msg
+			got := 0
+			for m := range batch.Messages() {
+				got++
+				last = m
+				md, err := m.Metadata()
+				if err != nil {
+					yield(nil, fmt.Errorf("walk the DLQ: %w", err))
+					return
+				}
+				pending = md.NumPending
+				seq := md.Sequence.Stream
+				if upTo > 0 && seq > upTo {
+					pending = 0
+					break
+				}
+				if !filter.Until.IsZero() && !md.Timestamp.Before(filter.Until) {
+					pending = 0
+					break
+				}
+				if filter.InvocationID != "" && m.Headers().Get(dlq.HeaderInvocationID) != filter.InvocationID {
+					continue
+				}
+				it := &dlq.Item{Seq: seq, Subject: m.Subject(), Time: md.Timestamp, Header: m.Headers(), Data: m.Data()}
+				e, derr := dlq.DecodeEntry(it.Data)
+				if derr != nil {
+					var de *dlq.DecodeError
+					if errors.As(derr, &de) {
+						de.Seq, de.Subject = seq, it.Subject
+					}
+					it.Err = derr
+				} else {
+					it.Entry = e
+				}
+				if !yield(it, it.Err) {
+					return
+				}
+			}
+			if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, context.DeadlineExceeded) {
+				yield(nil, fmt.Errorf("walk the DLQ: %w", err))
+				return
+			}
+			if last != nil {
+				_ = last.Ack()
+			}
+			if got == 0 {
+				return // nothing arrived within the wait: the rest was deleted meanwhile
+			}
+		}
+	}
+}
+
+// validToken reports whether s is a single subject token.
+func validToken(s string) bool {
+	for _, r := range s {
+		switch r {
+		case '.', '*', '>', ' ', '\t', '\r', '\n':
+			return false
+		}
+	}
+	return true
+}
