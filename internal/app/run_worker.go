@@ -40,8 +40,15 @@ func StreamsConfig(c config.Worker) streams.Config {
 		RequestPrefix: c.Streams.RequestPrefix, ResultPrefix: c.Streams.ResultPrefix, DLQPrefix: c.Streams.DLQPrefix,
 		WorkerConsumer: c.Streams.Consumer, RequestDuplicates: c.Streams.DuplicateWindow,
 		ResultsMaxAge: c.Streams.ResultsMaxAge, DLQMaxAge: c.Streams.DLQMaxAge, Replicas: c.Streams.Replicas,
-		WorkerAckWait: c.Streams.AckWait, WorkerMaxAckPending: max(64, c.Worker.Concurrency*4),
+		WorkerAckWait: c.Streams.AckWait, WorkerMaxAckPending: maxAckPending(c),
 	}.WithDefaults()
+}
+
+func maxAckPending(c config.Worker) int {
+	if c.Streams.MaxAckPending > 0 {
+		return c.Streams.MaxAckPending
+	}
+	return max(64, c.Worker.Concurrency*4)
 }
 
 // Infra is a connected deployment: NATS (embedded or remote), optional

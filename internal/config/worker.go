@@ -96,7 +96,11 @@ type Streams struct {
 	DLQMaxAge       time.Duration `yaml:"dlq_max_age"`
 	Replicas        int           `yaml:"replicas"`
 	AckWait         time.Duration `yaml:"ack_wait"`
-	MaxRequestBytes int           `yaml:"max_request_bytes"`
+	// MaxAckPending is the shared worker consumer's MaxAckPending: set it to
+	// the fleet's total concurrency (replicas × worker.concurrency). 0 means
+	// this worker's concurrency × 4, at least 64.
+	MaxAckPending   int `yaml:"max_ack_pending"`
+	MaxRequestBytes int `yaml:"max_request_bytes"`
 }
 
 // Consume tunes how a worker takes work.
