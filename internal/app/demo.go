@@ -20,12 +20,12 @@ import (
 
 // DemoReport is what a demo run found.
 type DemoReport struct {
-	Requests   int
+	Requests   int            // Requests is the number of requests sent.
 	ByOutcome  map[string]int // "status class" → count
 	Lost       int            // requests without a result
 	Refunds    int            // executed refund records
 	Duplicates int            // (invocation, order) pairs refunded more than once
-	Elapsed    time.Duration
+	Elapsed    time.Duration  // Elapsed is the run's wall-clock duration.
 }
 
 // RunDemo starts a worker (embedded unless a NATS URL is configured),

@@ -54,11 +54,11 @@ func maxAckPending(c config.Worker) int {
 // Infra is a connected deployment: NATS (embedded or remote), optional
 // Redis, the stores and the stream topology.
 type Infra struct {
-	NC      *nats.Conn
-	JS      jetstream.JetStream
-	Redis   *redis.Client
-	Stores  *Stores
-	Streams streams.Config
+	NC      *nats.Conn          // NC is the NATS connection.
+	JS      jetstream.JetStream // JS is the JetStream context on NC.
+	Redis   *redis.Client       // Redis is the Redis client, or nil when not used.
+	Stores  *Stores             // Stores are the fleet's state stores.
+	Streams streams.Config      // Streams is the stream topology.
 	close   []func()
 }
 

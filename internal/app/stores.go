@@ -24,10 +24,10 @@ import (
 type Stores struct {
 	// Mode is "redis" or "nats-kv".
 	Mode        string
-	Sessions    session.Service
-	Locker      session.Locker
-	Invocations session.InvocationStore
-	Idempotency idempotency.Store
+	Sessions    session.Service         // Sessions stores the agent sessions.
+	Locker      session.Locker          // Locker is the per-session lock.
+	Invocations session.InvocationStore // Invocations stores the invocation records.
+	Idempotency idempotency.Store       // Idempotency stores the tools' idempotency records.
 	// Cooldown is shared by the fleet on Redis; with NATS KV it is per
 	// process (a documented limit of the NATS-only mode).
 	Cooldown cooldown.Store

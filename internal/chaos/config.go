@@ -49,7 +49,7 @@ type Config struct {
 	MaxKills int
 	// SkipRedisRestart and SkipNATSRestart turn the server restarts off.
 	SkipRedisRestart bool
-	SkipNATSRestart  bool
+	SkipNATSRestart  bool // SkipNATSRestart turns the NATS server restarts off.
 	// HardRestarts stops the servers with SIGKILL instead of SIGTERM.
 	HardRestarts bool
 	// SubmitRate is the submission rate per second (default: spread over
@@ -64,11 +64,11 @@ type Config struct {
 	// WorkDir holds the binaries, server data and logs (default: a new
 	// temporary directory, removed by Close unless KeepWorkDir).
 	WorkDir     string
-	KeepWorkDir bool
+	KeepWorkDir bool // KeepWorkDir keeps WorkDir after Close.
 	// NATSServer and RedisServer are the server binaries (default:
 	// nats-server and redis-server on PATH, or in /usr/sbin).
 	NATSServer  string
-	RedisServer string
+	RedisServer string // RedisServer is the redis-server binary.
 	// Replay chooses the replay (default ReplayAuto).
 	Replay ReplayMode
 	// ReplayerArgs are appended to `dlq-replayer replay --nats-url URL

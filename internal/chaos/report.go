@@ -45,19 +45,19 @@ type Report struct {
 
 	// Chaos done.
 	Kills, RedisRestarts, NATSRestarts int
-	Events                             []Event
+	Events                             []Event // Events lists the chaos actions in order.
 
 	// DLQ contents for this run's invocations before the replay (all
 	// entries the chaos phase produced) and at the end.
 	DLQEntries, DLQInvocations, DLQForeign int
-	DLQByClass                             map[string]int
-	DLQAfterEntries, DLQAfterInvocations   int
-	DLQAfterByClass                        map[string]int
+	DLQByClass                             map[string]int // DLQByClass counts the entries before the replay by class.
+	DLQAfterEntries, DLQAfterInvocations   int            // DLQAfterEntries and DLQAfterInvocations are the counts at the end.
+	DLQAfterByClass                        map[string]int // DLQAfterByClass counts the entries at the end by class.
 
 	// Replay.
 	ReplayMode   string
-	ReplayerExit int
-	ReplayWanted int
+	ReplayerExit int // ReplayerExit is dlq-replayer's exit code.
+	ReplayWanted int // ReplayWanted is the number of invocations waiting for a replay.
 
 	// Transient: invocations with an auto-replayable DLQ entry, and how many
 	// of them completed.
@@ -71,15 +71,15 @@ type Report struct {
 
 	// Violations (each must be zero).
 	NotSubmitted          idList
-	Lost                  idList
-	BadResults            idList
-	NotInDLQ              idList
-	RecordMismatch        idList
-	Contradictions        idList
-	Duplicates            idList
-	TransientNotCompleted idList
-	BadDLQEntries         idList
-	BadRefunds            idList
+	Lost                  idList // Lost are submitted invocations without a result.
+	BadResults            idList // BadResults are invocations whose result could not be decoded.
+	NotInDLQ              idList // NotInDLQ are dead-lettered or failed invocations missing from the DLQ.
+	RecordMismatch        idList // RecordMismatch are results that disagree with the invocation record.
+	Contradictions        idList // Contradictions are completed invocations later reported otherwise.
+	Duplicates            idList // Duplicates are (invocation, order) pairs refunded more than once.
+	TransientNotCompleted idList // TransientNotCompleted are transient failures that never completed.
+	BadDLQEntries         idList // BadDLQEntries are DLQ entries that could not be decoded.
+	BadRefunds            idList // BadRefunds are refund records that could not be decoded.
 
 	// Phase ends and total, since the chaos clock started.
 	ResultsPhase, ReplayPhase, Elapsed time.Duration

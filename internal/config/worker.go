@@ -41,25 +41,25 @@ type Worker struct {
 
 // NATS is how to reach the NATS server.
 type NATS struct {
-	URL       string `yaml:"url"`
-	CredsFile string `yaml:"creds_file"`
-	NKeyFile  string `yaml:"nkey_file"`
-	TLS       TLS    `yaml:"tls"`
+	URL       string `yaml:"url"`        // URL is the server URL ("" means embedded mode).
+	CredsFile string `yaml:"creds_file"` // CredsFile is a NATS user credentials file.
+	NKeyFile  string `yaml:"nkey_file"`  // NKeyFile is an NKey seed file.
+	TLS       TLS    `yaml:"tls"`        // TLS configures TLS to the server.
 }
 
 // TLS names certificate files. Empty fields are not used.
 type TLS struct {
-	CAFile   string `yaml:"ca_file"`
-	CertFile string `yaml:"cert_file"`
-	KeyFile  string `yaml:"key_file"`
+	CAFile   string `yaml:"ca_file"`   // CAFile is the CA bundle that verifies the server.
+	CertFile string `yaml:"cert_file"` // CertFile is the client certificate.
+	KeyFile  string `yaml:"key_file"`  // KeyFile is the client certificate's key.
 	// Enabled turns TLS on with the system roots when no file is named.
 	Enabled bool `yaml:"enabled"`
 }
 
 // Embedded configures the in-process NATS server.
 type Embedded struct {
-	Enabled bool   `yaml:"enabled"`
-	DataDir string `yaml:"data_dir"`
+	Enabled bool   `yaml:"enabled"`  // Enabled runs the embedded server (forced on when NATS.URL is empty).
+	DataDir string `yaml:"data_dir"` // DataDir holds the server's data (default ".data/agentfleet").
 	// Port of the embedded server (-1 picks a free one; 0 means 4223 so that
 	// producer and replayer commands on the same machine can reach it).
 	Port int `yaml:"port"`
@@ -67,10 +67,10 @@ type Embedded struct {
 
 // Redis is how to reach Redis.
 type Redis struct {
-	URL      string `yaml:"url"`
-	Username string `yaml:"username"`
-	Password string `yaml:"password"`
-	TLS      TLS    `yaml:"tls"`
+	URL      string `yaml:"url"`      // URL is the Redis URL ("" means NATS KV stores).
+	Username string `yaml:"username"` // Username overrides the URL's user name when set.
+	Password string `yaml:"password"` // Password overrides the URL's password when set.
+	TLS      TLS    `yaml:"tls"`      // TLS configures TLS to Redis.
 	// Prefix is put before every key the fleet writes (default "af:"). The
 	// demo refunds list is not prefixed: it is demo:refunds.
 	Prefix string `yaml:"prefix"`
@@ -81,26 +81,26 @@ type Redis struct {
 
 // Streams names streams and consumers and their limits.
 type Streams struct {
-	Requests string `yaml:"requests"`
-	Results  string `yaml:"results"`
-	DLQ      string `yaml:"dlq"`
-	Consumer string `yaml:"consumer"`
+	Requests string `yaml:"requests"` // Requests is the request stream (default "AGENT_REQUESTS").
+	Results  string `yaml:"results"`  // Results is the result stream (default "AGENT_RESULTS").
+	DLQ      string `yaml:"dlq"`      // DLQ is the dead-letter stream (default "AGENT_DLQ").
+	Consumer string `yaml:"consumer"` // Consumer is the shared worker consumer (default "workers").
 	// Subject prefixes: requests go to <request_prefix>.<agent>, results
 	// to <result_prefix>.<invocation_id>, dead letters to
 	// <dlq_prefix>.<class>.<agent>.
 	RequestPrefix   string        `yaml:"request_prefix"`
-	ResultPrefix    string        `yaml:"result_prefix"`
-	DLQPrefix       string        `yaml:"dlq_prefix"`
-	DuplicateWindow time.Duration `yaml:"duplicate_window"`
-	ResultsMaxAge   time.Duration `yaml:"results_max_age"`
-	DLQMaxAge       time.Duration `yaml:"dlq_max_age"`
-	Replicas        int           `yaml:"replicas"`
-	AckWait         time.Duration `yaml:"ack_wait"`
+	ResultPrefix    string        `yaml:"result_prefix"`    // ResultPrefix is the result subject prefix (default "agent.results").
+	DLQPrefix       string        `yaml:"dlq_prefix"`       // DLQPrefix is the dead-letter subject prefix (default "agent.dlq").
+	DuplicateWindow time.Duration `yaml:"duplicate_window"` // DuplicateWindow is the request stream's de-duplication window (default 10m).
+	ResultsMaxAge   time.Duration `yaml:"results_max_age"`  // ResultsMaxAge is how long results are kept (default 24h).
+	DLQMaxAge       time.Duration `yaml:"dlq_max_age"`      // DLQMaxAge is how long dead letters are kept (default 14 days).
+	Replicas        int           `yaml:"replicas"`         // Replicas is each stream's replication factor (default 1).
+	AckWait         time.Duration `yaml:"ack_wait"`         // AckWait is the worker consumer's AckWait (default 60s, at least 3s).
 	// MaxAckPending is the shared worker consumer's MaxAckPending: set it to
 	// the fleet's total concurrency (replicas × worker.concurrency). 0 means
 	// this worker's concurrency × 4, at least 64.
 	MaxAckPending   int `yaml:"max_ack_pending"`
-	MaxRequestBytes int `yaml:"max_request_bytes"`
+	MaxRequestBytes int `yaml:"max_request_bytes"` // MaxRequestBytes limits a request envelope's size (default 1 MiB).
 }
 
 // Consume tunes how a worker takes work.
@@ -130,30 +130,30 @@ type Consume struct {
 // Model chooses the model: "sim" (simulated, for demos), "gemini:<model>"
 // (GEMINI_API_KEY or GOOGLE_API_KEY) or "openai:<model>" (OPENAI_API_KEY).
 type Model struct {
-	Spec          string `yaml:"spec"`
-	OpenAIBaseURL string `yaml:"openai_base_url"`
-	GeminiBaseURL string `yaml:"gemini_base_url"`
+	Spec          string `yaml:"spec"`            // Spec is "sim", "gemini:<model>" or "openai:<model>" (default "sim").
+	OpenAIBaseURL string `yaml:"openai_base_url"` // OpenAIBaseURL overrides the OpenAI API endpoint.
+	GeminiBaseURL string `yaml:"gemini_base_url"` // GeminiBaseURL overrides the Gemini API endpoint.
 	// MaxModelCalls is the per-invocation budget (default 12 for the
 	// support agent; 0 here means that default).
 	MaxModelCalls int   `yaml:"max_model_calls"`
-	Retry         Retry `yaml:"retry"`
-	Sim           Sim   `yaml:"sim"`
+	Retry         Retry `yaml:"retry"` // Retry tunes retries of model calls.
+	Sim           Sim   `yaml:"sim"`   // Sim tunes the simulated provider.
 }
 
 // Retry tunes the retry decorator (see pkg/retry).
 type Retry struct {
-	Attempts         int           `yaml:"attempts"`
-	Initial          time.Duration `yaml:"initial"`
-	Max              time.Duration `yaml:"max"`
-	HintCap          time.Duration `yaml:"hint_cap"`
-	CountEachAttempt bool          `yaml:"count_each_attempt"`
+	Attempts         int           `yaml:"attempts"`           // Attempts is the total attempts per call, first included (default 3).
+	Initial          time.Duration `yaml:"initial"`            // Initial is the base wait before the first retry (default 500ms).
+	Max              time.Duration `yaml:"max"`                // Max caps the base wait (default 8s).
+	HintCap          time.Duration `yaml:"hint_cap"`           // HintCap is the longest server retry hint honoured (default 30s).
+	CountEachAttempt bool          `yaml:"count_each_attempt"` // CountEachAttempt charges every retry to the call budget.
 	// BudgetMaxTokens and BudgetTokenRatio are the per-process retry budget
 	// per model (gRPC retry throttling: a failure costs 1 token, a success
 	// earns the ratio, no retry while tokens <= max/2). Defaults 10 and 0.1:
 	// retries stay on up to roughly a 9% failure rate and stop during an
 	// outage, so a dead provider costs ~1.1 attempts per call, not 3.
 	BudgetMaxTokens  float64 `yaml:"budget_max_tokens"`
-	BudgetTokenRatio float64 `yaml:"budget_token_ratio"`
+	BudgetTokenRatio float64 `yaml:"budget_token_ratio"` // BudgetTokenRatio is the tokens a success earns (default 0.1).
 	// BudgetDisabled turns the retry budget off (every call may use all
 	// attempts).
 	BudgetDisabled bool `yaml:"budget_disabled"`
@@ -161,10 +161,10 @@ type Retry struct {
 
 // Sim tunes the SIMULATED provider (demos, load and chaos runs only).
 type Sim struct {
-	Latency time.Duration `yaml:"latency"`
+	Latency time.Duration `yaml:"latency"` // Latency is the simulated per-call latency (default 20ms).
 	// Faults is a spec like "rate_limited=0.2,server=0.2".
 	Faults string `yaml:"faults"`
-	Seed   uint64 `yaml:"seed"`
+	Seed   uint64 `yaml:"seed"` // Seed seeds the simulation's randomness (default 1).
 	// ToolFaults is the probability (0 to 1) that a call of the demo
 	// orders service fails with support.ErrUnavailable before doing any
 	// work: simulated tool faults for chaos runs. Default 0.
@@ -177,7 +177,7 @@ type Idempotency struct {
 	// max age by idempotency.RetentionSlack (1d) so a replay of the oldest
 	// dead letter still finds the record and never repeats an effect.
 	Retention time.Duration `yaml:"retention"`
-	Lease     time.Duration `yaml:"lease"`
+	Lease     time.Duration `yaml:"lease"` // Lease is how long a claim holds without renewal (default 30s).
 }
 
 // DefaultWorker returns the documented defaults.

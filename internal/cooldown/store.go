@@ -22,8 +22,8 @@ type Store interface {
 // The worker puts the message back with a delay until Until; it is not a
 // failure of the invocation and is never dead-lettered.
 type OpenError struct {
-	Model string
-	Until time.Time
+	Model string    // Model is the model that is cooling down.
+	Until time.Time // Until is when the cooldown ends.
 }
 
 // Error implements error.

@@ -21,7 +21,7 @@ const (
 type Config struct {
 	// NATSURL and RedisURL are the servers (ignored when Embedded).
 	NATSURL  string
-	RedisURL string
+	RedisURL string // RedisURL is the Redis server URL.
 	// Embedded runs an in-process nats-server; the fleet then uses the NATS
 	// KV stores and the minimal baseline NATS KV too (no Redis).
 	Embedded bool
@@ -51,7 +51,7 @@ type Config struct {
 	// CPUProfile and MemProfile, when set, are written for the framework
 	// phase only (pprof format).
 	CPUProfile string
-	MemProfile string
+	MemProfile string // MemProfile is the heap profile's output file.
 	// Out, when set, receives the report as JSON.
 	Out string
 }

@@ -20,17 +20,17 @@ type Report struct {
 	Mode string `json:"mode"`
 	// Servers and Stores say what ran.
 	NATS   string `json:"nats"`
-	Redis  string `json:"redis,omitempty"`
-	Stores string `json:"stores"`
+	Redis  string `json:"redis,omitempty"` // Redis is the Redis URL, if Redis was used.
+	Stores string `json:"stores"`          // Stores is "redis" or "nats-kv".
 	// Config is the run's settings.
 	N           int       `json:"n"`
-	Workers     int       `json:"workers"`
-	Concurrency int       `json:"concurrency"`
-	Window      int       `json:"window"`
-	LatencyMS   float64   `json:"model_latency_ms"`
-	GOMAXPROCS  int       `json:"gomaxprocs"`
-	NumCPU      int       `json:"num_cpu"`
-	StartedAt   time.Time `json:"started_at"`
+	Workers     int       `json:"workers"`          // Workers is the number of in-process workers.
+	Concurrency int       `json:"concurrency"`      // Concurrency is each worker's concurrency.
+	Window      int       `json:"window"`           // Window is the number of requests kept in flight.
+	LatencyMS   float64   `json:"model_latency_ms"` // LatencyMS is the simulated model latency in milliseconds.
+	GOMAXPROCS  int       `json:"gomaxprocs"`       // GOMAXPROCS is runtime.GOMAXPROCS during the run.
+	NumCPU      int       `json:"num_cpu"`          // NumCPU is runtime.NumCPU.
+	StartedAt   time.Time `json:"started_at"`       // StartedAt is when the run started.
 	// Phases in the order they ran.
 	Phases []*Phase `json:"phases"`
 	// Ratios of the framework's figures to the baselines' (throughput
@@ -40,7 +40,7 @@ type Report struct {
 	// × latency) per second, and BoundRatio the framework's steady rate
 	// against it.
 	Bound      float64 `json:"littles_law_bound_per_s,omitempty"`
-	BoundRatio float64 `json:"bound_ratio,omitempty"`
+	BoundRatio float64 `json:"bound_ratio,omitempty"` // BoundRatio is the steady rate over Bound.
 	// Goals says which goals were met.
 	Goals map[string]bool `json:"goals,omitempty"`
 }

@@ -15,30 +15,30 @@ type Phase struct {
 	// Lost (no result within the timeout) count invocations; Other counts
 	// any other status.
 	Submitted int            `json:"submitted"`
-	Completed int            `json:"completed"`
-	Other     map[string]int `json:"other,omitempty"`
-	Lost      int            `json:"lost"`
+	Completed int            `json:"completed"`       // Completed counts completed invocations.
+	Other     map[string]int `json:"other,omitempty"` // Other counts results of any other status, by status.
+	Lost      int            `json:"lost"`            // Lost counts invocations without a result in time.
 	// Refunds is the number of executed refund records of this phase and
 	// DuplicateRefunds the (invocation, order) pairs refunded more than
 	// once (must be 0). Not measured for bare.
 	Refunds          int `json:"refunds"`
-	DuplicateRefunds int `json:"duplicate_refunds"`
+	DuplicateRefunds int `json:"duplicate_refunds"` // DuplicateRefunds counts pairs refunded more than once.
 	// ElapsedMS is first submit → last result.
 	ElapsedMS float64 `json:"elapsed_ms"`
 	// PerSecond is Completed / elapsed; SteadyPerSecond the rate between
 	// the 10th and the 90th percentile of completion times (no ramp-up or
 	// tail).
 	PerSecond       float64 `json:"invocations_per_s"`
-	SteadyPerSecond float64 `json:"steady_invocations_per_s"`
+	SteadyPerSecond float64 `json:"steady_invocations_per_s"` // SteadyPerSecond is the steady completion rate.
 	// Latency percentiles, submit → result, in milliseconds.
 	P50MS float64 `json:"p50_ms"`
-	P99MS float64 `json:"p99_ms"`
-	MaxMS float64 `json:"max_ms"`
+	P99MS float64 `json:"p99_ms"` // P99MS is the 99th percentile latency.
+	MaxMS float64 `json:"max_ms"` // MaxMS is the highest latency.
 	// PeakRSSBytes is the process's peak resident set during the phase
 	// (VmHWM after a reset, else the highest VmRSS sampled); it includes
 	// the load generator and, when embedded, the NATS server.
 	PeakRSSBytes int64  `json:"peak_rss_bytes"`
-	RSSSource    string `json:"rss_source"`
+	RSSSource    string `json:"rss_source"` // RSSSource says how PeakRSSBytes was measured.
 	// MaxInFlight is the most invocations submitted and not yet finished
 	// at once (client side).
 	MaxInFlight int `json:"max_in_flight"`
@@ -47,8 +47,8 @@ type Phase struct {
 	// (and the NATS server when embedded). RedisCPUMSPerInvocation and
 	// NATSCPUMSPerInvocation are the servers' (0 when not measured).
 	CPUMSPerInvocation      float64 `json:"cpu_ms_per_invocation"`
-	RedisCPUMSPerInvocation float64 `json:"redis_cpu_ms_per_invocation,omitempty"`
-	NATSCPUMSPerInvocation  float64 `json:"nats_cpu_ms_per_invocation,omitempty"`
+	RedisCPUMSPerInvocation float64 `json:"redis_cpu_ms_per_invocation,omitempty"` // RedisCPUMSPerInvocation is Redis's CPU ms per invocation.
+	NATSCPUMSPerInvocation  float64 `json:"nats_cpu_ms_per_invocation,omitempty"`  // NATSCPUMSPerInvocation is the NATS server's CPU ms per invocation.
 	// BoundRatio is SteadyPerSecond over the Little's-law bound (in-flight
 	// mode only).
 	BoundRatio float64 `json:"bound_ratio,omitempty"`

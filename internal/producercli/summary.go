@@ -17,7 +17,7 @@ var outcomeOrder = map[Outcome]int{
 type SummaryRow struct {
 	// Outcome and Class identify the row ("" class: none).
 	Outcome Outcome
-	Class   string
+	Class   string // Class is the row's error class ("" for none).
 	// Count is the number of lines with that outcome and class.
 	Count int
 }

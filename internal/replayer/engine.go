@@ -30,7 +30,7 @@ type ExecOptions struct {
 	ResultTimeout time.Duration
 	// HaltRatio and HaltMinResults are the auto-halt rule.
 	HaltRatio      float64
-	HaltMinResults int
+	HaltMinResults int // HaltMinResults is the results needed before the rule applies (default 10).
 	// CooldownPoll is how often a paused replay checks the cooldown.
 	CooldownPoll time.Duration
 	// SkipCooling leaves entries whose model cools down in the DLQ instead

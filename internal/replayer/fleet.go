@@ -26,7 +26,7 @@ type Fleet struct {
 	Cfg config.Replayer
 	// NC and JS are the NATS connection and its JetStream context.
 	NC *nats.Conn
-	JS jetstream.JetStream
+	JS jetstream.JetStream // JS is the JetStream context on NC.
 	// Streams is the stream topology (defaults applied).
 	Streams streams.Config
 	// Reader reads the DLQ stream.

@@ -17,9 +17,9 @@ type ListedEntry struct {
 	// Seq, Subject and Stored locate the entry in its stream; Entry is the
 	// decoded entry (nil for a bad one).
 	Seq     uint64     `json:"seq"`
-	Subject string     `json:"subject"`
-	Stored  time.Time  `json:"stored"`
-	Entry   *dlq.Entry `json:"entry,omitempty"`
+	Subject string     `json:"subject"`         // Subject is the entry's stream subject.
+	Stored  time.Time  `json:"stored"`          // Stored is when the server stored the entry.
+	Entry   *dlq.Entry `json:"entry,omitempty"` // Entry is the decoded entry, nil for a bad one.
 	// Error is set for an entry that cannot be decoded.
 	Error string `json:"error,omitempty"`
 	// Replayable says whether the class is auto-replayable.

@@ -33,13 +33,13 @@ type Metrics struct {
 	// Replayed, Results, Parked, Skipped, Halts, Paused, Entries and Passes
 	// are the metrics named by the constants of the same names.
 	Replayed *prometheus.CounterVec
-	Results  *prometheus.CounterVec
-	Parked   *prometheus.CounterVec
-	Skipped  *prometheus.CounterVec
-	Halts    *prometheus.CounterVec
-	Paused   *prometheus.GaugeVec
-	Entries  *prometheus.GaugeVec
-	Passes   prometheus.Counter
+	Results  *prometheus.CounterVec // Results counts replay results (MetricResults).
+	Parked   *prometheus.CounterVec // Parked counts parked entries (MetricParked).
+	Skipped  *prometheus.CounterVec // Skipped counts entries left in the DLQ (MetricSkipped).
+	Halts    *prometheus.CounterVec // Halts counts safety halts (MetricHalts).
+	Paused   *prometheus.GaugeVec   // Paused is 1 while a model's replays are paused (MetricPaused).
+	Entries  *prometheus.GaugeVec   // Entries is the DLQ entry count at the last pass (MetricEntries).
+	Passes   prometheus.Counter     // Passes counts drain passes (MetricPasses).
 }
 
 // NewMetrics creates the metrics and registers them with reg.

@@ -31,7 +31,7 @@ const (
 type ParkedConfig struct {
 	// Stream and Prefix name the stream and its subject prefix.
 	Stream string
-	Prefix string
+	Prefix string // Prefix is the parked stream's subject prefix.
 	// MaxAge is how long parked entries are kept.
 	MaxAge time.Duration
 	// Replicas is the stream's replication factor.

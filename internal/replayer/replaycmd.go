@@ -115,12 +115,12 @@ type PlannedJSON struct {
 	// it; Action is what would be done, MsgID the replay's Nats-Msg-Id and
 	// Why the reason of a skip, park or bad entry.
 	Seq          uint64 `json:"seq"`
-	InvocationID string `json:"invocation_id"`
-	Class        string `json:"class"`
-	Agent        string `json:"agent"`
-	Action       Action `json:"action"`
-	MsgID        string `json:"msg_id,omitempty"`
-	Why          string `json:"why,omitempty"`
+	InvocationID string `json:"invocation_id"`    // InvocationID is the entry's invocation id.
+	Class        string `json:"class"`            // Class is the entry's failure class.
+	Agent        string `json:"agent"`            // Agent is the entry's agent.
+	Action       Action `json:"action"`           // Action is what would be done.
+	MsgID        string `json:"msg_id,omitempty"` // MsgID is the replay's Nats-Msg-Id.
+	Why          string `json:"why,omitempty"`    // Why is the reason of a skip, park or bad entry.
 }
 
 func planJSON(plan []Planned) []PlannedJSON {

@@ -34,11 +34,11 @@ type ShownEffect struct {
 	// Tool, State, Attempts, CompletedAt, Key and Result are the
 	// idempotency record's fields (idempotency.Record).
 	Tool        string            `json:"tool"`
-	State       idempotency.State `json:"state"`
-	Attempts    int               `json:"attempts"`
-	CompletedAt time.Time         `json:"completed_at,omitzero"`
-	Key         string            `json:"key"`
-	Result      json.RawMessage   `json:"result,omitempty"`
+	State       idempotency.State `json:"state"`                 // State is the record's state.
+	Attempts    int               `json:"attempts"`              // Attempts is the record's attempt count.
+	CompletedAt time.Time         `json:"completed_at,omitzero"` // CompletedAt is when the effect completed.
+	Key         string            `json:"key"`                   // Key is the idempotency key.
+	Result      json.RawMessage   `json:"result,omitempty"`      // Result is the recorded tool result.
 }
 
 // Shown is what show prints about one invocation.
@@ -47,14 +47,14 @@ type Shown struct {
 	InvocationID string `json:"invocation_id"`
 	// Entries and Parked are its DLQ and parked entries.
 	Entries []ListedEntry `json:"entries"`
-	Parked  []ListedEntry `json:"parked,omitempty"`
+	Parked  []ListedEntry `json:"parked,omitempty"` // Parked are its parked entries.
 	// Record is the worker's invocation record, if any.
 	Record *session.Invocation `json:"record,omitempty"`
 	// RecordReplayCount is the replay count the record was written with.
 	RecordReplayCount int           `json:"record_replay_count"`
-	Session           *session.Key  `json:"session,omitempty"`
-	Events            []ShownEvent  `json:"events"`
-	Effects           []ShownEffect `json:"effects"`
+	Session           *session.Key  `json:"session,omitempty"` // Session is the invocation's session, if known.
+	Events            []ShownEvent  `json:"events"`            // Events are the invocation's session events, shortened.
+	Effects           []ShownEffect `json:"effects"`           // Effects are the tool effects recorded for the invocation.
 	// Problems lists look-ups that failed (the rest is still shown).
 	Problems []string `json:"problems,omitempty"`
 }

@@ -17,13 +17,13 @@ import (
 type StatsRow struct {
 	// Class and Agent identify the row; Count is its number of entries.
 	Class string `json:"class"`
-	Agent string `json:"agent"`
-	Count int    `json:"count"`
+	Agent string `json:"agent"` // Agent is the row's agent.
+	Count int    `json:"count"` // Count is the row's number of entries.
 	// Replayable says whether the class is auto-replayable.
 	Replayable bool `json:"replayable"`
 	// Oldest and Newest are the earliest and latest failure times.
 	Oldest time.Time `json:"oldest_failed_at"`
-	Newest time.Time `json:"newest_failed_at"`
+	Newest time.Time `json:"newest_failed_at"` // Newest is the latest failure time.
 }
 
 // Stats summarises the DLQ.
@@ -33,8 +33,8 @@ type Stats struct {
 	// Total counts decodable entries; Replayable those the taxonomy lets be
 	// replayed automatically; NeedPerson the rest.
 	Total      int `json:"total"`
-	Replayable int `json:"replayable"`
-	NeedPerson int `json:"need_person"`
+	Replayable int `json:"replayable"`  // Replayable counts entries that may be replayed automatically.
+	NeedPerson int `json:"need_person"` // NeedPerson counts entries that need a person.
 	// Bad counts entries that cannot be decoded.
 	Bad int `json:"bad"`
 	// Parked counts entries in the parked stream.

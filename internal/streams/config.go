@@ -61,8 +61,8 @@ type Config struct {
 	// RequestsStream, ResultsStream and DLQStream name the streams
 	// (defaults AGENT_REQUESTS, AGENT_RESULTS, AGENT_DLQ).
 	RequestsStream string
-	ResultsStream  string
-	DLQStream      string
+	ResultsStream  string // ResultsStream names the result stream.
+	DLQStream      string // DLQStream names the dead-letter stream.
 
 	// RequestPrefix, ResultPrefix and DLQPrefix are the subject prefixes:
 	// requests go to <RequestPrefix>.<agent>, results to
@@ -70,8 +70,8 @@ type Config struct {
 	// <DLQPrefix>.<class>.<agent>. Defaults agent.requests, agent.results,
 	// agent.dlq. No prefix may be a token prefix of another.
 	RequestPrefix string
-	ResultPrefix  string
-	DLQPrefix     string
+	ResultPrefix  string // ResultPrefix is the result subject prefix.
+	DLQPrefix     string // DLQPrefix is the DLQ subject prefix.
 
 	// RequestDuplicates is the requests' duplicate window (default 10m).
 	RequestDuplicates time.Duration

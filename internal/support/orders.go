@@ -9,19 +9,19 @@ import (
 
 // Order is a customer order.
 type Order struct {
-	ID            string `json:"order_id"`
-	Customer      string `json:"customer"`
-	TotalCents    int    `json:"total_cents"`
-	RefundedCents int    `json:"refunded_cents"`
-	Status        string `json:"status"`
+	ID            string `json:"order_id"`       // ID is the order id (e.g. "A-1042").
+	Customer      string `json:"customer"`       // Customer names the customer.
+	TotalCents    int    `json:"total_cents"`    // TotalCents is the order total in cents.
+	RefundedCents int    `json:"refunded_cents"` // RefundedCents is the amount refunded so far, in cents.
+	Status        string `json:"status"`         // Status is e.g. "delivered" (the default) or "refunded".
 }
 
 // Refund is one executed refund: the effect that must happen once.
 type Refund struct {
-	InvocationID   string `json:"invocation_id"`
-	OrderID        string `json:"order_id"`
-	AmountCents    int    `json:"amount_cents"`
-	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	InvocationID   string `json:"invocation_id"`             // InvocationID is the invocation that ran the refund.
+	OrderID        string `json:"order_id"`                  // OrderID is the refunded order.
+	AmountCents    int    `json:"amount_cents"`              // AmountCents is the refunded amount in cents.
+	IdempotencyKey string `json:"idempotency_key,omitempty"` // IdempotencyKey is the tool call's idempotency key, if any.
 }
 
 // Errors an orders service returns.
@@ -52,7 +52,7 @@ type MemoryOrders struct {
 	// FailGet and FailRefund, when non-nil, are consulted before each call;
 	// a non-nil error is returned instead of doing the work.
 	FailGet    func(orderID string) error
-	FailRefund func(r Refund) error
+	FailRefund func(r Refund) error // FailRefund, if non-nil, can fail a Refund call.
 }
 
 // NewMemoryOrders returns a service holding orders.

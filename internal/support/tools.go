@@ -19,14 +19,14 @@ var RefundKeyFields = []string{"order_id", "amount_cents"}
 
 // GetOrderArgs are get_order's arguments.
 type GetOrderArgs struct {
-	OrderID string `json:"order_id" jsonschema:"Order id, e.g. A-1042"`
+	OrderID string `json:"order_id" jsonschema:"Order id, e.g. A-1042"` // OrderID is the order to look up.
 }
 
 // RefundOrderArgs are refund_order's arguments.
 type RefundOrderArgs struct {
-	OrderID     string `json:"order_id" jsonschema:"Order id, e.g. A-1042"`
-	AmountCents int    `json:"amount_cents" jsonschema:"Amount to refund, in cents"`
-	Reason      string `json:"reason,omitempty" jsonschema:"Why the customer wants a refund"`
+	OrderID     string `json:"order_id" jsonschema:"Order id, e.g. A-1042"`                   // OrderID is the order to refund.
+	AmountCents int    `json:"amount_cents" jsonschema:"Amount to refund, in cents"`          // AmountCents is the amount to refund, in cents.
+	Reason      string `json:"reason,omitempty" jsonschema:"Why the customer wants a refund"` // Reason is the customer's reason (not part of the idempotency key).
 }
 
 // GetOrder returns the read-only get_order tool. Failures the model can act

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -34,6 +35,9 @@ type job struct {
 	req       *envelope.Request
 	started   time.Time
 	log       zerolog.Logger
+	// attemptsBase is the record's attempt count when this replay
+	// generation began (see Record.AttemptsBase).
+	attemptsBase int
 }
 
 // handleSafely handles one message; a panic anywhere in it is logged and
@@ -79,32 +83,6 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 
-	// A completed (or already dead-lettered) invocation is not run again.
-	rec, err := w.deps.Invocations.Get(ctx, req.InvocationID)
-	switch {
-	case errors.Is(err, session.ErrInvocationNotFound):
-		rec = nil
-	case err != nil:
-		w.nakInfra(j, "read invocation record", err)
-		return
-	}
-	if rec != nil && w.alreadyDone(ctx, j, rec) {
-		return
-	}
-
-	// The limit counts runs (deliveries that started the invocation, kept in
-	// the record), not deliveries put back because the session was busy or
-	// the worker's own stores were down: those must never dead-letter work
-	// that has not been tried.
-	if rec != nil && rec.Attempts >= w.cfg.MaxDeliveries {
-		reason := fmt.Sprintf("started %d times (delivered %d), limit %d", rec.Attempts, j.delivered, w.cfg.MaxDeliveries)
-		if rec.Error != "" {
-			reason += "; last error: " + rec.Error
-		}
-		w.deadLetter(ctx, j, runner, nil, taxonomy.Unknown, reason, nil)
-		return
-	}
-
 	if w.deps.Cooldown != nil {
 		if until, err := w.deps.Cooldown.Status(ctx, runner.Agent.Model.Name()); err == nil && time.Now().Before(until) {
 			d := (&cooldown.OpenError{Until: until}).RetryIn(time.Now())
@@ -116,10 +94,11 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 
 	key := session.Key{App: req.Agent, UserID: req.UserID, SessionID: req.SessionID}
-	// The owner token is unique to this delivery: re-acquiring with the same
-	// token succeeds, so a redelivery of the same message to this worker must
-	// not count as the same holder.
-	owner := fmt.Sprintf("%s/%s/%d", w.cfg.Name, req.InvocationID, j.delivered)
+	// The owner token is unique to this message and delivery: re-acquiring
+	// with the same token succeeds, so neither a redelivery nor another
+	// message of the same invocation (a replay, a late duplicate) may count
+	// as the same holder.
+	owner := fmt.Sprintf("%s/%s/%d/%d", w.cfg.Name, req.InvocationID, j.meta.Sequence.Stream, j.delivered)
 	lease, err := w.deps.Locker.Acquire(ctx, key, owner, w.cfg.SessionLease)
 	if errors.Is(err, session.ErrLocked) {
 		// A live holder finishes soon; a crashed one's lease runs out within
@@ -145,9 +124,49 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		}
 	}()
 
-	if err := w.deps.Invocations.Transition(ctx, &session.Invocation{ID: req.InvocationID, Session: key, Status: session.InvocationRunning}); err != nil {
-		if errors.Is(err, session.ErrInvocationCompleted) {
-			w.ack(j, "duplicate")
+	// Read the record under the session lock, so another worker cannot
+	// finish the invocation between this read and the run.
+	rec, err := w.deps.Invocations.Get(ctx, req.InvocationID)
+	switch {
+	case errors.Is(err, session.ErrInvocationNotFound):
+		rec = nil
+	case err != nil:
+		w.nakInfra(j, "read invocation record", err)
+		return
+	}
+	if rec != nil && w.alreadyDone(ctx, j, rec) {
+		return
+	}
+
+	// The limit counts runs of this replay generation (deliveries that
+	// started the invocation since it was last dead-lettered), not
+	// deliveries put back because the session was busy or the worker's own
+	// stores were down: those must never dead-letter work that has not been
+	// tried, and a replay starts a fresh count.
+	if rec != nil {
+		r, _ := DecodeRecord(rec)
+		if r == nil {
+			r = &Record{}
+		}
+		j.attemptsBase = r.AttemptsBase
+		if rec.Status.Terminal() && j.replay > r.ReplayCount {
+			j.attemptsBase = rec.Attempts
+		}
+		if runs := rec.Attempts - j.attemptsBase; runs >= w.cfg.MaxDeliveries {
+			reason := fmt.Sprintf("started %d times (delivered %d), limit %d", runs, j.delivered, w.cfg.MaxDeliveries)
+			if rec.Error != "" {
+				reason += "; last error: " + rec.Error
+			}
+			w.deadLetter(ctx, j, runner, nil, taxonomy.Unknown, reason, nil)
+			return
+		}
+	}
+
+	running, _ := json.Marshal(Record{ReplayCount: j.replay, AttemptsBase: j.attemptsBase})
+	if err := w.deps.Invocations.Transition(ctx, &session.Invocation{ID: req.InvocationID, Session: key, Status: session.InvocationRunning, Result: running}); err != nil {
+		var ce *session.InvocationCompletedError
+		if errors.As(err, &ce) {
+			w.alreadyDone(ctx, j, ce.Current)
 			return
 		}
 		w.nakInfra(j, "mark invocation running", err)
@@ -155,25 +174,20 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 
 	// Stop at a step boundary on shutdown or when the session lock is lost
-	// (another worker may take the session over).
-	stop := make(chan struct{})
+	// (another worker may take the session over). Only the watcher closes
+	// stop; done tells it the invocation is over.
+	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		select {
 		case <-w.stop:
 		case <-renewer.Lost():
 			j.log.Warn().Err(renewer.Err()).Msg("session lock lost; stopping at the next step boundary")
-		case <-stop:
+		case <-done:
 			return
 		}
 		close(stop)
 	}()
-	defer func() {
-		select {
-		case <-stop:
-		default:
-			close(stop)
-		}
-	}()
+	defer close(done)
 
 	w.deps.Metrics.inFlight(1)
 	out, runErr := runner.Invoke(ctx, agent.RunRequest{

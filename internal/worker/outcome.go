@@ -27,11 +27,14 @@ const (
 // the published result plus what it needs to tell a replay from a
 // redelivery. The replayer reads it too.
 type Record struct {
-	Result *envelope.Result `json:"result"`
+	Result *envelope.Result `json:"result"` // Result is the result envelope that was published.
 	// ReplayCount is the request's replay count when it finished.
 	ReplayCount int `json:"replay_count"`
 	// Class is the failure class, if it failed.
 	Class string `json:"class,omitempty"`
+	// AttemptsBase is the record's attempt count when the current replay
+	// generation began: the run limit counts attempts above it.
+	AttemptsBase int `json:"attempts_base,omitempty"`
 }
 
 // DecodeRecord reads a Record from an invocation record.
@@ -48,9 +51,11 @@ func DecodeRecord(rec *session.Invocation) (*Record, error) {
 
 func (w *Worker) complete(ctx context.Context, j *job, out *agent.Outcome) {
 	res := w.resultFor(j, out, envelope.StatusCompleted)
-	res.Content = out.Final.Content.Text()
-	trunc, _ := out.Final.Actions.StateDelta[taxonomy.StateTruncated].(bool)
-	res.Truncated = trunc || out.Final.FinishReason == model.FinishReasonMaxTokens
+	if out != nil && out.Final != nil { // nil: a tool or callback ended the invocation
+		res.Content = out.Final.Content.Text()
+		trunc, _ := out.Final.Actions.StateDelta[taxonomy.StateTruncated].(bool)
+		res.Truncated = trunc || out.Final.FinishReason == model.FinishReasonMaxTokens
+	}
 	if err := w.publishResult(ctx, res); err != nil {
 		w.nakInfra(j, "publish result", err)
 		return
@@ -113,18 +118,19 @@ func (w *Worker) deadLetter(ctx context.Context, j *job, runner *agent.Runner, o
 	}
 	res := w.resultFor(j, out, status)
 	res.ErrorClass, res.UserMessage = string(class), userMsg
-	if err := w.publishResult(ctx, res); err != nil {
-		// The entry is in the DLQ; a redelivery finds the DLQ'd record
-		// only if we record it, so do not ack yet.
-		w.nakInfra(j, "publish result", err)
-		return
-	}
 	recStatus := session.InvocationDeadLettered
 	if status == envelope.StatusFailed {
 		recStatus = session.InvocationFailed
 	}
+	// Record first: if the result publish then fails, the redelivery finds
+	// the record, re-publishes the result and acks, instead of running the
+	// invocation again.
 	if err := w.record(ctx, j, recStatus, res, string(class), reason); err != nil {
 		w.nakInfra(j, "record dead letter", err)
+		return
+	}
+	if err := w.publishResult(ctx, res); err != nil {
+		w.nakInfra(j, "publish result", err)
 		return
 	}
 	w.observe(j, res)
@@ -239,7 +245,7 @@ func (w *Worker) ensureResult(ctx context.Context, res *envelope.Result) error {
 }
 
 func (w *Worker) record(ctx context.Context, j *job, st session.InvocationStatus, res *envelope.Result, class, reason string) error {
-	payload, err := json.Marshal(Record{Result: res, ReplayCount: j.replay, Class: class})
+	payload, err := json.Marshal(Record{Result: res, ReplayCount: j.replay, Class: class, AttemptsBase: j.attemptsBase})
 	if err != nil {
 		return err
 	}

@@ -19,19 +19,19 @@ import (
 // Deps are the parts a worker runs with. All are required except Logger
 // and Metrics.
 type Deps struct {
-	JS      jetstream.JetStream
-	Streams streams.Config
+	JS      jetstream.JetStream // JS is the JetStream context the worker consumes and publishes with.
+	Streams streams.Config      // Streams names the streams, subjects and consumers.
 	// Agents maps an agent name (the request's "agent") to its runner.
 	Agents      map[string]*agent.Runner
-	Locker      session.Locker
-	Invocations session.InvocationStore
-	DLQ         *dlq.Publisher
+	Locker      session.Locker          // Locker serialises invocations of one session.
+	Invocations session.InvocationStore // Invocations records finished invocations for de-duplication.
+	DLQ         *dlq.Publisher          // DLQ publishes dead-letter entries.
 	// Cooldown, if set, is asked before an invocation starts: while the
 	// agent's model is cooling down fleet-wide the message goes back with a
 	// delay without counting as a run.
 	Cooldown CooldownStatus
-	Logger   zerolog.Logger
-	Metrics  *Metrics
+	Logger   zerolog.Logger // Logger is the worker's logger (optional).
+	Metrics  *Metrics       // Metrics, if non-nil, records worker metrics.
 }
 
 // CooldownStatus reports the end of a model's open cooldown (the zero time
@@ -161,13 +161,20 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	w.log.Warn().Msg("drain timeout: stopping invocations at their next step boundary")
 	w.Stop()
+	// A step boundary comes within one model or tool call; then give up:
+	// cancel what still runs (a tool ignoring its context). Its message is
+	// Nak'ed if it returns in time, else redelivered after AckWait. Either
+	// way nothing is lost, and shutdown stays within DrainTimeout + 10s.
 	select {
 	case <-done:
-	case <-time.After(w.cfg.AckWait / 2):
-		// Still running (a tool ignoring its context): cancel them. Their
-		// messages are Nak'ed or, if that fails, redelivered after AckWait.
-		cancelRuns()
-		<-done
+		return nil
+	case <-time.After(5 * time.Second):
+	}
+	cancelRuns()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		w.log.Warn().Msg("invocations still running after cancel; their messages are redelivered after AckWait")
 	}
 	return nil
 }

@@ -87,10 +87,10 @@ func (c *CallbackContext) CompletedTools() []CompletedTool {
 
 // CompletedTool is a tool call of an invocation that has a response.
 type CompletedTool struct {
-	CallID   string
-	Name     string
-	Args     map[string]any
-	Response map[string]any
+	CallID   string         // CallID is the function call id.
+	Name     string         // Name is the tool's name.
+	Args     map[string]any // Args are the arguments the tool ran with.
+	Response map[string]any // Response is the recorded function response.
 }
 
 // Succeeded reports whether the tool's response is not an error map.

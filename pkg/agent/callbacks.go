@@ -53,18 +53,18 @@ type ToolCall struct {
 
 // Callbacks groups the six hook lists. Each list runs in order.
 type Callbacks struct {
-	BeforeModel  []BeforeModelCallback
-	AfterModel   []AfterModelCallback
-	OnModelError []OnModelErrorCallback
-	BeforeTool   []BeforeToolCallback
-	AfterTool    []AfterToolCallback
-	OnToolError  []OnToolErrorCallback
+	BeforeModel  []BeforeModelCallback  // BeforeModel runs before each model call.
+	AfterModel   []AfterModelCallback   // AfterModel runs on each non-partial model response.
+	OnModelError []OnModelErrorCallback // OnModelError runs when a model call fails.
+	BeforeTool   []BeforeToolCallback   // BeforeTool runs before each tool call.
+	AfterTool    []AfterToolCallback    // AfterTool runs on each tool result.
+	OnToolError  []OnToolErrorCallback  // OnToolError runs when a tool fails or is unknown.
 }
 
 // Plugin is a named set of callbacks applied to every agent it is given to.
 // Plugin callbacks always run before the agent's own.
 type Plugin struct {
-	Name string
+	Name string // Name identifies the plugin.
 	Callbacks
 }
 

@@ -17,12 +17,12 @@ var ErrNoMessage = errors.New("agent: a new invocation needs a user message")
 // callback substituted a response. Unwrap gives the provider's error, so
 // classifiers walk straight through it.
 type ModelError struct {
-	Agent string
-	Model string
+	Agent string // Agent is the agent's name.
+	Model string // Model is the model's name.
 	// AfterOutput is true when partial output had reached the caller before
 	// the failure (the output was marked cut off).
 	AfterOutput bool
-	Err         error
+	Err         error // Err is the provider's error.
 }
 
 // Error implements error.
@@ -36,10 +36,10 @@ func (e *ModelError) Unwrap() error { return e.Err }
 // ToolError ends an invocation whose tool failed and no on-tool-error
 // callback turned the failure into a map (escalation).
 type ToolError struct {
-	Agent  string
-	Tool   string
-	CallID string
-	Err    error
+	Agent  string // Agent is the agent's name.
+	Tool   string // Tool is the tool's name.
+	CallID string // CallID is the function call id.
+	Err    error  // Err is the tool's error.
 }
 
 // Error implements error.
@@ -53,8 +53,8 @@ func (e *ToolError) Unwrap() error { return e.Err }
 // CallbackError ends an invocation whose callback returned an error or
 // panicked.
 type CallbackError struct {
-	Hook string
-	Err  error
+	Hook string // Hook names the callback kind (e.g. "before-model").
+	Err  error  // Err is the callback's error or recovered panic.
 }
 
 // Error implements error.
@@ -66,8 +66,8 @@ func (e *CallbackError) Unwrap() error { return e.Err }
 // SessionError ends an invocation whose session could not be read or
 // written: the agent's own infrastructure failed, not the model.
 type SessionError struct {
-	Op  string
-	Err error
+	Op  string // Op is the failed operation ("load" or "append").
+	Err error  // Err is the store's error.
 }
 
 // Error implements error.

@@ -38,7 +38,7 @@ type RunRequest struct {
 	InvocationID string
 	// UserID and SessionID name the session (its app is the agent's name).
 	UserID    string
-	SessionID string
+	SessionID string // SessionID identifies the session.
 	// Message is the user's message. Required for a new invocation; ignored
 	// when resuming (it was stored the first time).
 	Message *model.Content

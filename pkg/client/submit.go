@@ -17,7 +17,7 @@ type Receipt struct {
 	InvocationID string
 	// Stream and Sequence locate the stored request.
 	Stream   string
-	Sequence uint64
+	Sequence uint64 // Sequence is the request's stream sequence.
 	// Duplicate is set when the server already had a request with this
 	// invocation id within the duplicate window: nothing new was stored,
 	// and the earlier request's result is the one to await.

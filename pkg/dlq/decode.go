@@ -24,7 +24,7 @@ type DecodeError struct {
 	// Seq and Subject locate the entry in the stream (0 and "" when
 	// DecodeEntry was called directly).
 	Seq     uint64
-	Subject string
+	Subject string // Subject is the entry's stream subject.
 	// Reason is short and safe to show.
 	Reason string
 	// Err is the underlying JSON error, if any.

@@ -84,11 +84,11 @@ type Failure struct {
 	// Class, Reason, FailedAt, ReplayCount, DeliveryCount and Worker are
 	// the earlier entry's fields of the same names.
 	Class         string    `json:"class"`
-	Reason        string    `json:"reason"`
-	FailedAt      time.Time `json:"failed_at"`
-	ReplayCount   int       `json:"replay_count"`
-	DeliveryCount uint64    `json:"delivery_count"`
-	Worker        string    `json:"worker,omitempty"`
+	Reason        string    `json:"reason"`           // Reason says what failed.
+	FailedAt      time.Time `json:"failed_at"`        // FailedAt is when the failure happened.
+	ReplayCount   int       `json:"replay_count"`     // ReplayCount is the replays before that failure.
+	DeliveryCount uint64    `json:"delivery_count"`   // DeliveryCount is the delivery count at that failure.
+	Worker        string    `json:"worker,omitempty"` // Worker names the worker that dead-lettered it.
 }
 
 // SetRequest stores the original request bytes in Request when they are

@@ -21,7 +21,7 @@ type Filter struct {
 	InvocationID string
 	// Since and Until bound the stored time: Since <= t < Until.
 	Since time.Time
-	Until time.Time
+	Until time.Time // Until is the exclusive upper bound on the stored time.
 	// FromSeq starts the walk at this stream sequence (default 1).
 	FromSeq uint64
 }

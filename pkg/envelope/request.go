@@ -30,13 +30,13 @@ const (
 
 // Request is what a producer publishes: one user message for one agent.
 type Request struct {
-	V            int               `json:"v"`
-	InvocationID string            `json:"invocation_id"`
-	Agent        string            `json:"agent"`
-	UserID       string            `json:"user_id"`
-	SessionID    string            `json:"session_id"`
-	Message      *model.Content    `json:"message"`
-	Metadata     map[string]string `json:"metadata,omitempty"`
+	V            int               `json:"v"`                  // V is the envelope schema version; must equal Version.
+	InvocationID string            `json:"invocation_id"`      // InvocationID identifies the invocation; also the de-duplication id.
+	Agent        string            `json:"agent"`              // Agent names the agent that should handle the message.
+	UserID       string            `json:"user_id"`            // UserID identifies the user (at most 256 bytes).
+	SessionID    string            `json:"session_id"`         // SessionID identifies the conversation session (at most 256 bytes).
+	Message      *model.Content    `json:"message"`            // Message is the user's message; text parts only.
+	Metadata     map[string]string `json:"metadata,omitempty"` // Metadata carries optional producer-supplied key/value pairs.
 }
 
 // idRE is what an id may look like: it becomes a subject token
@@ -51,7 +51,7 @@ func ValidID(s string) bool { return idRE.MatchString(s) }
 // dead-letters it as BAD_INPUT and terminates the message. Reason is short,
 // stable and safe to show.
 type InvalidError struct {
-	Reason string
+	Reason string // Reason says why the input was rejected.
 }
 
 // Error implements error.

@@ -17,9 +17,9 @@ const (
 
 // Result is what a worker publishes to agent.results.<invocation_id>.
 type Result struct {
-	V            int    `json:"v"`
-	InvocationID string `json:"invocation_id"`
-	Status       Status `json:"status"`
+	V            int    `json:"v"`             // V is the envelope schema version; must equal Version.
+	InvocationID string `json:"invocation_id"` // InvocationID is the invocation this result is for.
+	Status       Status `json:"status"`        // Status is the invocation's outcome.
 	// Content is the agent's final text (completed), or empty.
 	Content string `json:"content,omitempty"`
 	// ErrorClass is the taxonomy class of the failure, if any.
@@ -36,7 +36,7 @@ type Result struct {
 	Attempts int `json:"attempts"`
 	// ToolsRun lists the tools that completed, in order.
 	ToolsRun   []string `json:"tools_run,omitempty"`
-	DurationMS int64    `json:"duration_ms"`
+	DurationMS int64    `json:"duration_ms"` // DurationMS is the handling time in milliseconds.
 }
 
 // DecodeResult decodes a result envelope.

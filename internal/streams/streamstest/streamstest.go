@@ -27,7 +27,7 @@ type Target struct {
 	Name string
 	// JS and NC are a JetStream context and its connection to the server.
 	JS jetstream.JetStream
-	NC *nats.Conn
+	NC *nats.Conn // NC is the connection to the server.
 	// Cfg is the stream configuration in use (defaults applied).
 	Cfg streams.Config
 }

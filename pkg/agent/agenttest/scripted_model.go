@@ -18,15 +18,15 @@ var ErrScriptExhausted = errors.New("agenttest: scripted model has no more steps
 // order, then Err if non-nil. Panic, if non-nil, makes the call panic with
 // that value after yielding Responses.
 type Step struct {
-	Responses []*model.Response
-	Err       error
-	Panic     any
+	Responses []*model.Response // Responses are yielded in order.
+	Err       error             // Err, if non-nil, is yielded after Responses.
+	Panic     any               // Panic, if non-nil, is panicked with after Responses.
 }
 
 // ScriptedModel is a model.Model that answers call n with Steps[n]. It is
 // safe for concurrent use.
 type ScriptedModel struct {
-	ModelName string
+	ModelName string // ModelName is returned by Name ("scripted" by default).
 
 	mu       sync.Mutex
 	steps    []Step

@@ -9,15 +9,15 @@ const (
 
 // Content is one turn of a conversation: a role and its ordered parts.
 type Content struct {
-	Role  string  `json:"role"`
-	Parts []*Part `json:"parts,omitempty"`
+	Role  string  `json:"role"`            // Role is RoleUser or RoleModel.
+	Parts []*Part `json:"parts,omitempty"` // Parts are the turn's parts, in order.
 }
 
 // Part is one piece of a Content. Exactly one field is set.
 type Part struct {
-	Text             string            `json:"text,omitempty"`
-	FunctionCall     *FunctionCall     `json:"function_call,omitempty"`
-	FunctionResponse *FunctionResponse `json:"function_response,omitempty"`
+	Text             string            `json:"text,omitempty"`              // Text is a text part.
+	FunctionCall     *FunctionCall     `json:"function_call,omitempty"`     // FunctionCall is a tool call requested by the model.
+	FunctionResponse *FunctionResponse `json:"function_response,omitempty"` // FunctionResponse is a tool result sent back to the model.
 }
 
 // FunctionCall is the model asking for a tool to run.
@@ -25,15 +25,15 @@ type FunctionCall struct {
 	// ID pairs the call with its FunctionResponse. Providers that do not
 	// assign one get an ID from the agent loop.
 	ID   string         `json:"id,omitempty"`
-	Name string         `json:"name"`
-	Args map[string]any `json:"args,omitempty"`
+	Name string         `json:"name"`           // Name is the tool to call.
+	Args map[string]any `json:"args,omitempty"` // Args are the call's arguments.
 }
 
 // FunctionResponse is a tool's result (or error map) sent back to the model.
 type FunctionResponse struct {
-	ID       string         `json:"id,omitempty"`
-	Name     string         `json:"name"`
-	Response map[string]any `json:"response"`
+	ID       string         `json:"id,omitempty"` // ID is the ID of the FunctionCall this answers.
+	Name     string         `json:"name"`         // Name is the tool that ran.
+	Response map[string]any `json:"response"`     // Response is the tool's result or error map.
 }
 
 // NewTextContent returns a Content with a single text part.

@@ -23,8 +23,8 @@ type Model interface {
 // Func adapts a plain function to the Model interface, for tests and small
 // decorators.
 type Func struct {
-	ModelName string
-	Generate  func(ctx context.Context, req *Request, stream bool) iter.Seq2[*Response, error]
+	ModelName string                                                                           // ModelName is returned by Name.
+	Generate  func(ctx context.Context, req *Request, stream bool) iter.Seq2[*Response, error] // Generate implements GenerateContent.
 }
 
 // Name returns f.ModelName.

@@ -19,8 +19,8 @@ type Request struct {
 
 // ToolDeclaration describes one callable function to the model.
 type ToolDeclaration struct {
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
+	Name        string `json:"name"`                  // Name is the function's name.
+	Description string `json:"description,omitempty"` // Description tells the model what the function does.
 	// Parameters is the JSON schema of the argument object; nil means the
 	// function takes no arguments.
 	Parameters *jsonschema.Schema `json:"parameters,omitempty"`
@@ -29,12 +29,12 @@ type ToolDeclaration struct {
 // GenerateConfig holds optional generation parameters. Nil pointers and
 // zero values mean "the provider's default".
 type GenerateConfig struct {
-	Temperature      *float32 `json:"temperature,omitempty"`
-	TopP             *float32 `json:"top_p,omitempty"`
-	MaxOutputTokens  int32    `json:"max_output_tokens,omitempty"`
-	StopSequences    []string `json:"stop_sequences,omitempty"`
-	ResponseMIMEType string   `json:"response_mime_type,omitempty"`
-	Seed             *int32   `json:"seed,omitempty"`
+	Temperature      *float32 `json:"temperature,omitempty"`        // Temperature is the sampling temperature.
+	TopP             *float32 `json:"top_p,omitempty"`              // TopP is the nucleus-sampling probability mass.
+	MaxOutputTokens  int32    `json:"max_output_tokens,omitempty"`  // MaxOutputTokens caps the response length in tokens.
+	StopSequences    []string `json:"stop_sequences,omitempty"`     // StopSequences end generation when produced.
+	ResponseMIMEType string   `json:"response_mime_type,omitempty"` // ResponseMIMEType requests an output format (e.g. "application/json").
+	Seed             *int32   `json:"seed,omitempty"`               // Seed makes sampling reproducible where supported.
 }
 
 // Clone returns a copy of r whose slices can be appended to without

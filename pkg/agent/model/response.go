@@ -32,9 +32,9 @@ type Response struct {
 
 // Usage is token accounting for one model call.
 type Usage struct {
-	PromptTokens     int32 `json:"prompt_tokens,omitempty"`
-	CandidatesTokens int32 `json:"candidates_tokens,omitempty"`
-	TotalTokens      int32 `json:"total_tokens,omitempty"`
+	PromptTokens     int32 `json:"prompt_tokens,omitempty"`     // PromptTokens is the number of input tokens.
+	CandidatesTokens int32 `json:"candidates_tokens,omitempty"` // CandidatesTokens is the number of output tokens.
+	TotalTokens      int32 `json:"total_tokens,omitempty"`      // TotalTokens is the total token count of the call.
 }
 
 // FunctionCalls returns the function calls in the response content.

@@ -38,8 +38,8 @@ type Event struct {
 	// FinishReason, ErrorCode and ErrorMessage are copied from the model
 	// response (see model.Response).
 	FinishReason model.FinishReason `json:"finish_reason,omitempty"`
-	ErrorCode    model.FinishReason `json:"error_code,omitempty"`
-	ErrorMessage string             `json:"error_message,omitempty"`
+	ErrorCode    model.FinishReason `json:"error_code,omitempty"`    // ErrorCode is the response's in-band error code.
+	ErrorMessage string             `json:"error_message,omitempty"` // ErrorMessage is the provider's message for ErrorCode.
 	// Usage is the model call's token accounting, if any.
 	Usage *model.Usage `json:"usage,omitempty"`
 	// Actions are side effects on the session and the loop.

@@ -11,9 +11,9 @@ var ErrNotFound = errors.New("session: not found")
 
 // Key names a session. App is the agent (application) name.
 type Key struct {
-	App       string `json:"app"`
-	UserID    string `json:"user_id"`
-	SessionID string `json:"session_id"`
+	App       string `json:"app"`        // App is the agent (application) name.
+	UserID    string `json:"user_id"`    // UserID identifies the user.
+	SessionID string `json:"session_id"` // SessionID identifies the session within the user's sessions.
 }
 
 // Validate reports a key with an empty field.
@@ -27,9 +27,9 @@ func (k Key) Validate() error {
 // Session is a snapshot of a session: its state and its events in append
 // order.
 type Session struct {
-	Key    Key            `json:"key"`
-	State  map[string]any `json:"state"`
-	Events []*Event       `json:"events"`
+	Key    Key            `json:"key"`    // Key names the session.
+	State  map[string]any `json:"state"`  // State is the session state, built from the events' state deltas.
+	Events []*Event       `json:"events"` // Events are the session's events in append order.
 }
 
 // InvocationEvents returns the events of one invocation, in order.

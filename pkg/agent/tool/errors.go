@@ -15,8 +15,8 @@ var ErrInvalidArguments = errors.New("tool: invalid arguments")
 // ArgumentError reports arguments that do not fit the tool's declaration, or
 // that a tool rejects itself. Its Detail is short and safe to show the model.
 type ArgumentError struct {
-	Tool   string
-	Detail string
+	Tool   string // Tool is the tool's name.
+	Detail string // Detail says what is wrong with the arguments.
 }
 
 // Error implements error.
@@ -30,9 +30,9 @@ func (e *ArgumentError) Is(target error) bool { return target == ErrInvalidArgum
 // PanicError is what a panicking tool (or callback) becomes. The stack is
 // kept for logs; it never reaches the model.
 type PanicError struct {
-	Tool  string
-	Value any
-	Stack []byte
+	Tool  string // Tool is the tool's (or callback's) name.
+	Value any    // Value is the recovered panic value.
+	Stack []byte // Stack is the goroutine stack at the panic, for logs.
 }
 
 // Error implements error. It does not include the stack.

@@ -19,8 +19,8 @@ import (
 // returns a second service instance over the same storage as the last one
 // New returned (used to prove durability); in-memory backends leave it nil.
 type Factory struct {
-	New    func(t *testing.T) session.Service
-	Reopen func(t *testing.T) session.Service
+	New    func(t *testing.T) session.Service // New returns a fresh, empty service.
+	Reopen func(t *testing.T) session.Service // Reopen returns a service over the last New's storage; nil if unsupported.
 }
 
 // Run runs the conformance suite against f.

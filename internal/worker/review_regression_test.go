@@ -1,0 +1,69 @@
+package worker_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/agentfleet/agentfleet/internal/worker"
+	"github.com/agentfleet/agentfleet/pkg/agent/agenttest"
+	"github.com/agentfleet/agentfleet/pkg/agent/model"
+	"github.com/agentfleet/agentfleet/pkg/agent/tool"
+	"github.com/agentfleet/agentfleet/pkg/envelope"
+)
+
+func mustJSON(t *testing.T, r *envelope.Request) []byte {
+	t.Helper()
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// A replay starts a fresh run count: an invocation dead-lettered twice (the
+// run limit is 2) still runs when it is replayed a second time.
+func TestReplayStartsAFreshRunCount(t *testing.T) {
+	e := newEnv(t)
+	fail := func() agenttest.Step {
+		return agenttest.Fail(&model.ProviderError{Provider: "test", StatusCode: 429, Status: "RESOURCE_EXHAUSTED"})
+	}
+	llm := agenttest.NewScriptedModel(fail(), fail(), agenttest.Reply(agenttest.Text("done")))
+	e.startWorker("w1", e.supportAgent(llm), worker.Config{MaxDeliveries: 2})
+	e.publish(request("inv-r", "s1", "hi"), nil)
+	if res := e.await("inv-r"); res.Status != envelope.StatusDeadLettered || res.ErrorClass != "RATE_LIMITED" {
+		t.Fatalf("first run: %+v", res)
+	}
+	replay := func(n string) *envelope.Result {
+		e.publishRaw(e.sc.RequestSubject("support"), mustJSON(t, request("inv-r", "s1", "hi")), "replay-inv-r-"+n,
+			map[string]string{envelope.HeaderReplayCount: n, envelope.HeaderResume: "true"})
+		return e.await("inv-r")
+	}
+	if res := replay("1"); res.Status != envelope.StatusDeadLettered || res.ErrorClass != "RATE_LIMITED" {
+		t.Fatalf("replay 1: %+v", res)
+	}
+	if res := replay("2"); res.Status != envelope.StatusCompleted || res.Content != "done" {
+		t.Fatalf("replay 2 was not run: %+v", res)
+	}
+	if llm.Calls() != 3 {
+		t.Fatalf("model calls = %d, want 3", llm.Calls())
+	}
+}
+
+// An invocation ended by a tool (end-invocation action, no final model
+// response) completes; it does not crash the handler.
+func TestEndInvocationByToolCompletes(t *testing.T) {
+	e := newEnv(t)
+	handoff := tool.MustFunc("handoff", "", func(ctx context.Context, _ struct{}) (map[string]any, error) {
+		tool.FromContext(ctx).EndInvocation()
+		return tool.OK(nil), nil
+	})
+	llm := agenttest.NewScriptedModel(agenttest.Reply(agenttest.Call("handoff", nil)))
+	w := e.startWorker("w1", e.supportAgent(llm, handoff), worker.Config{MaxDeliveries: 3})
+	e.publish(request("inv-end", "s1", "hand me over"), nil)
+	res := e.await("inv-end")
+	if res.Status != envelope.StatusCompleted || res.Attempts != 1 || len(res.ToolsRun) != 1 {
+		t.Fatalf("result = %+v", res)
+	}
+	eventually(t, "acked once", func() bool { return e.pending() == 0 && w.count("support", "completed") == 1 })
+}
