@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/nats-io/nats.go/jetstream"
 	"testing"
 
 	"github.com/agentfleet/agentfleet/internal/worker"
@@ -66,4 +67,36 @@ func TestEndInvocationByToolCompletes(t *testing.T) {
 		t.Fatalf("result = %+v", res)
 	}
 	eventually(t, "acked once", func() bool { return e.pending() == 0 && w.count("support", "completed") == 1 })
+}
+
+// A completed invocation arriving again is not run, and its result is
+// re-published when the results stream no longer holds it.
+func TestCompletedInvocationRepublishesAMissingResult(t *testing.T) {
+	e := newEnv(t)
+	llm := agenttest.NewScriptedModel(agenttest.Reply(agenttest.Text("hello")))
+	w := e.startWorker("w1", e.supportAgent(llm), worker.Config{})
+	e.publish(request("inv-lost-result", "s1", "hi"), nil)
+	if res := e.await("inv-lost-result"); res.Status != envelope.StatusCompleted {
+		t.Fatalf("result = %+v", res)
+	}
+	ctx := context.Background()
+	s, err := e.js.Stream(ctx, e.sc.ResultsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Purge(ctx, jetstream.WithPurgeSubject(e.sc.ResultSubject("inv-lost-result"))); err != nil {
+		t.Fatal(err)
+	}
+	e.publishRaw(e.sc.RequestSubject("support"), mustJSON(t, request("inv-lost-result", "s1", "hi")), "inv-lost-result-again", nil)
+	res := e.await("inv-lost-result")
+	if res.Status != envelope.StatusCompleted || res.Content != "hello" {
+		t.Fatalf("re-published result = %+v", res)
+	}
+	if _, err := s.GetLastMsgForSubject(ctx, e.sc.ResultSubject("inv-lost-result")); err != nil {
+		t.Fatalf("result not back in the stream: %v", err)
+	}
+	eventually(t, "duplicate acked", func() bool { return w.count("support", "duplicate") == 1 })
+	if llm.Calls() != 1 {
+		t.Fatalf("model calls = %d: the invocation ran again", llm.Calls())
+	}
 }
