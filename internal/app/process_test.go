@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -113,6 +114,32 @@ func (f *fleet) refunds() int64 {
 	return n
 }
 
+// diagnose logs what the stores say about an invocation that got no result.
+func (f *fleet) diagnose(id string) {
+	ctx := context.Background()
+	it := f.rdb.Scan(ctx, 0, f.prefix+"*", 500).Iterator()
+	for it.Next(ctx) {
+		if k := it.Val(); strings.Contains(k, id) {
+			typ, _ := f.rdb.Type(ctx, k).Result()
+			switch typ {
+			case "string":
+				v, _ := f.rdb.Get(ctx, k).Result()
+				f.t.Logf("%s = %s", k, v)
+			case "hash":
+				v, _ := f.rdb.HGetAll(ctx, k).Result()
+				f.t.Logf("%s = %v", k, v)
+			default:
+				f.t.Logf("%s (%s)", k, typ)
+			}
+		}
+	}
+	if s, err := f.js.Stream(ctx, streams.DefaultRequestsStream); err == nil {
+		if info, err := s.Info(ctx); err == nil {
+			f.t.Logf("requests stream: %d messages", info.State.Msgs)
+		}
+	}
+}
+
 func supportRequest(id, order string) *envelope.Request {
 	return &envelope.Request{InvocationID: id, Agent: "support", UserID: "u-" + id, SessionID: "s-" + id,
 		Message: model.NewTextContent(model.RoleUser, "Please refund order "+order+", it arrived damaged.")}
@@ -181,7 +208,9 @@ func TestSIGTERMWithInvocationsInFlightLosesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process test")
 	}
-	f := newFleet(t, "AGENTFLEET_MODEL_SIM_LATENCY=400ms", "AGENTFLEET_WORKER_DRAIN_TIMEOUT=300ms")
+	// Short idempotency leases: a refund claim orphaned by the stop expires
+	// quickly instead of making the resumed run wait 30 s.
+	f := newFleet(t, "AGENTFLEET_MODEL_SIM_LATENCY=400ms", "AGENTFLEET_WORKER_DRAIN_TIMEOUT=300ms", "AGENTFLEET_IDEMPOTENCY_LEASE=3s")
 	w1 := f.start("w1")
 	ctx := context.Background()
 	const n = 12
@@ -198,12 +227,14 @@ func TestSIGTERMWithInvocationsInFlightLosesNothing(t *testing.T) {
 		t.Fatalf("worker did not exit cleanly on SIGTERM: %v", err)
 	}
 	f.start("w2")
-	actx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	actx, cancel := context.WithTimeout(ctx, 4*time.Minute)
 	defer cancel()
 	for i := range n {
-		res, err := f.cl.Await(actx, fmt.Sprintf("inv-term-%d", i))
+		id := fmt.Sprintf("inv-term-%d", i)
+		res, err := f.cl.Await(actx, id)
 		if err != nil {
-			t.Fatalf("inv-term-%d: %v", i, err)
+			f.diagnose(id)
+			t.Fatalf("%s: %v", id, err)
 		}
 		if res.Status != envelope.StatusCompleted {
 			t.Fatalf("inv-term-%d: %+v", i, res)
