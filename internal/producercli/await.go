@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/agentfleet/agentfleet/internal/cliflag"
 
 	"github.com/agentfleet/agentfleet/pkg/client"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
@@ -18,7 +19,7 @@ func runAwait(ctx context.Context, args []string, g *globals, env Env) int {
 	g.register(fs)
 	var asJSON bool
 	fs.BoolVar(&asJSON, "json", false, "print the result envelope as JSON")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := cliflag.ParseInterspersed(fs, args)
 	if err != nil {
 		return usageCode(err)
 	}

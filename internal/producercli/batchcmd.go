@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/agentfleet/agentfleet/internal/cliflag"
 	"os"
 )
 
@@ -21,7 +22,7 @@ func runBatch(ctx context.Context, args []string, g *globals, env Env) int {
 	fs.StringVar(&file, "file", "", "JSON Lines file of requests (required; - for stdin is not supported)")
 	fs.Float64Var(&ratePerSec, "rate", 10, "submissions per second (0: unlimited)")
 	fs.IntVar(&concurrency, "concurrency", 4, "invocations in flight at once")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := cliflag.ParseInterspersed(fs, args)
 	if err != nil {
 		return usageCode(err)
 	}

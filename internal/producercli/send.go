@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/agentfleet/agentfleet/internal/cliflag"
 	"strings"
 
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
@@ -28,7 +29,7 @@ func runSend(ctx context.Context, args []string, g *globals, env Env) int {
 	fs.Var(meta, "metadata", "metadata key=value (repeatable)")
 	fs.BoolVar(&wait, "wait", false, "wait for the result and print it")
 	fs.BoolVar(&asJSON, "json", false, "print the result envelope as JSON")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := cliflag.ParseInterspersed(fs, args)
 	if err != nil {
 		return usageCode(err)
 	}

@@ -10,27 +10,6 @@ import (
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
 
-// parseInterspersed parses fs over args allowing flags after positional
-// arguments. Everything after "--" is positional.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		consumed := len(args) - len(rest)
-		if consumed > 0 && args[consumed-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
-}
-
 // optString is a string flag that remembers whether it was given.
 type optString struct {
 	v   string

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/agentfleet/agentfleet/internal/cliflag"
 	"io"
 
 	"github.com/rs/zerolog"
@@ -99,7 +100,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 	fs.SetOutput(env.Stderr)
 	o.common.register(fs)
 	cmd.flags(fs, o)
-	pos, err := parseInterspersed(fs, rest)
+	pos, err := cliflag.ParseInterspersed(fs, rest)
 	if err != nil {
 		return flagCode(err)
 	}
