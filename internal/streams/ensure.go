@@ -93,8 +93,8 @@ func (c Config) DLQStreamConfig() jetstream.StreamConfig {
 
 // WorkerConsumerConfig returns the durable pull consumer "workers": explicit
 // ack, AckWait WorkerAckWait, MaxAckPending WorkerMaxAckPending and unlimited
-// MaxDeliver (-1): the worker dead-letters past its own limit, read from the
-// delivery count in the metadata, so the server never drops a request.
+// MaxDeliver (-1): the worker dead-letters past its own limit (runs of the
+// invocation, counted in its record), so the server never drops a request.
 func (c Config) WorkerConsumerConfig() jetstream.ConsumerConfig {
 	return jetstream.ConsumerConfig{
 		Durable:       c.WorkerConsumer,
