@@ -92,10 +92,13 @@ func TestCompletedInvocationRepublishesAMissingResult(t *testing.T) {
 	if res.Status != envelope.StatusCompleted || res.Content != "hello" {
 		t.Fatalf("re-published result = %+v", res)
 	}
+	// The core subscription can see the re-published result before the
+	// stream has stored it; the worker acks only after the PubAck, so wait
+	// for the ack before looking in the stream.
+	eventually(t, "duplicate acked", func() bool { return w.count("support", "duplicate") == 1 })
 	if _, err := s.GetLastMsgForSubject(ctx, e.sc.ResultSubject("inv-lost-result")); err != nil {
 		t.Fatalf("result not back in the stream: %v", err)
 	}
-	eventually(t, "duplicate acked", func() bool { return w.count("support", "duplicate") == 1 })
 	if llm.Calls() != 1 {
 		t.Fatalf("model calls = %d: the invocation ran again", llm.Calls())
 	}
