@@ -65,7 +65,7 @@ func openRedisStores(cfg config.Worker, rdb redis.UniversalClient) (*Stores, err
 	orders := support.NewRedisOrders(rdb, cfg.Redis.DemoPrefix)
 	return &Stores{
 		Mode: "redis", Sessions: svc, Locker: locker, Invocations: invs,
-		Idempotency: redisstore.New(rdb, redisstore.Config{Prefix: cfg.Redis.Prefix}),
+		Idempotency: redisstore.New(rdb, redisstore.Config{Prefix: cfg.Redis.Prefix, Retention: cfg.Idempotency.Retention}),
 		Cooldown:    cooldown.NewRedis(rdb, cfg.Redis.Prefix, cfg.Cooldown),
 		Orders:      withToolFaults(cfg, orders),
 		Refunds:     orders.Refunds,

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/agentfleet/agentfleet/internal/redistest"
 	"github.com/agentfleet/agentfleet/pkg/idempotency"
 	"github.com/agentfleet/agentfleet/pkg/idempotency/redisstore"
@@ -49,6 +51,30 @@ func BenchmarkRawSetNX(b *testing.B) {
 			b.Fatalf("set nx: %v %v", ok, err)
 		}
 		if err := c.Set(ctx, k, result, time.Hour).Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+var floorNX = redis.NewScript("#!lua\n" + `return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])`)
+var floorSet = redis.NewScript("#!lua\n" + `return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])`)
+
+// BenchmarkLuaFloor is the floor for any Lua-fenced store on this Redis:
+// two scripts that each do one bare SET (NX, then plain), no logic. The gap
+// between BenchmarkRawSetNX and this is what EVALSHA with a write costs on
+// the server (script call, effect propagation), before any claim logic.
+func BenchmarkLuaFloor(b *testing.B) {
+	c, prefix := redistest.Client(b)
+	ctx := context.Background()
+	result := []byte(`{"status":"ok","refund_id":"r-1"}`)
+	i := 0
+	for b.Loop() {
+		i++
+		k := []string{prefix + "floor:" + strconv.Itoa(i)}
+		if err := floorNX.Run(ctx, c, k, "w/1", (30 * time.Second).Milliseconds()).Err(); err != nil {
+			b.Fatal(err)
+		}
+		if err := floorSet.Run(ctx, c, k, result, time.Hour.Milliseconds()).Err(); err != nil {
 			b.Fatal(err)
 		}
 	}

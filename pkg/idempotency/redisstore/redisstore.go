@@ -6,7 +6,9 @@
 // default empty Prefix), the index of an invocation at Config.Prefix +
 // Config.IndexPrefix + invocation id. In-progress records expire after lease
 // + Config.LeaseMargin, completed ones after the retention passed to
-// Complete. Lease times come from the Redis server clock. No KEYS or SCAN.
+// Complete. Whether a lease is live is decided by the record's TTL, i.e. the
+// Redis server clock, never a worker's; the stored layout is described in
+// scripts.go. No KEYS or SCAN.
 //
 // Redis Cluster: a record and its invocation's index are two keys a script
 // touches together, so they must share a slot; this package does not add hash
@@ -18,6 +20,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -50,6 +53,11 @@ type Config struct {
 	// LeaseMargin: in-progress records expire lease + LeaseMargin after the
 	// last claim or renewal; default DefaultLeaseMargin.
 	LeaseMargin time.Duration
+	// Retention is the retention Complete is usually given (the worker's
+	// idempotency.retention); default idempotency.DefaultRetention. A claim
+	// keeps its invocation's index this long (+ IndexSlack), so Complete
+	// only touches the index when given a longer retention.
+	Retention time.Duration
 }
 
 // Store is an idempotency.Store on Redis. Safe for concurrent use.
@@ -68,6 +76,9 @@ func New(c redis.UniversalClient, cfg Config) *Store {
 	}
 	if cfg.LeaseMargin <= 0 {
 		cfg.LeaseMargin = DefaultLeaseMargin
+	}
+	if cfg.Retention <= 0 {
+		cfg.Retention = idempotency.DefaultRetention
 	}
 	return &Store{c: c, cfg: cfg}
 }
@@ -88,24 +99,69 @@ func millis(d time.Duration) int64 {
 	return max(int64(ms), 1)
 }
 
+// meta is the JSON line of a record: what does not change after the claim.
+type meta struct {
+	Invocation string `json:"invocation"`
+	Agent      string `json:"agent"`
+	Tool       string `json:"tool"`
+	ArgsHash   string `json:"args_hash"`
+}
+
+func checkOwner(owner string) error {
+	if strings.ContainsAny(owner, "\n") {
+		return fmt.Errorf("idempotency: owner token %q contains a newline", owner)
+	}
+	return nil
+}
+
 // Claim implements idempotency.Store.
 func (s *Store) Claim(ctx context.Context, req idempotency.ClaimRequest) (idempotency.Claim, error) {
 	if err := req.Validate(); err != nil {
 		return idempotency.Claim{}, err
 	}
+	if err := checkOwner(req.Owner); err != nil {
+		return idempotency.Claim{}, err
+	}
+	m, err := json.Marshal(meta{Invocation: req.InvocationID, Agent: req.Agent, Tool: req.Tool, ArgsHash: req.ArgsHash})
+	if err != nil {
+		return idempotency.Claim{}, err
+	}
+	// Times are taken before the request: the lease the server enforces
+	// (the key's TTL) starts later, so LeaseUntil never overstates it.
+	now := time.UnixMilli(time.Now().UnixMilli())
+	leaseUntil := now.Add(req.Lease).Truncate(time.Millisecond)
+	rec := make([]byte, 0, 64+len(req.Owner)+len(m))
+	rec = append(rec, "in_progress\n"...)
+	rec = append(rec, req.Owner...)
+	rec = append(rec, "\n1\n"...)
+	rec = strconv.AppendInt(rec, now.UnixMilli(), 10)
+	rec = append(rec, '\n')
+	rec = strconv.AppendInt(rec, leaseUntil.UnixMilli(), 10)
+	rec = append(rec, '\n')
+	rec = append(rec, m...)
 	res, err := claimScript.Run(ctx, s.c, []string{s.recordKey(req.Key), s.indexKey(req.InvocationID)},
-		req.Owner, millis(req.Lease), millis(s.cfg.LeaseMargin), req.ArgsHash, req.InvocationID, req.Agent, req.Tool, req.Key, millis(IndexSlack)).StringSlice()
+		rec, millis(req.Lease+s.cfg.LeaseMargin), millis(s.cfg.LeaseMargin), req.Key,
+		millis(max(s.cfg.Retention, req.Lease+s.cfg.LeaseMargin)), millis(IndexSlack)).StringSlice()
 	if err != nil {
 		return idempotency.Claim{}, storeErr("claim", err)
+	}
+	if len(res) == 1 && res[0] == string(idempotency.OutcomeAcquired) {
+		// The record is the one we sent: build it here instead of reading
+		// it back.
+		return idempotency.Claim{Outcome: idempotency.OutcomeAcquired, Record: idempotency.Record{
+			Key: req.Key, InvocationID: req.InvocationID, Agent: req.Agent, Tool: req.Tool,
+			State: idempotency.StateInProgress, Owner: req.Owner, LeaseUntil: leaseUntil,
+			ArgsHash: req.ArgsHash, Attempts: 1, CreatedAt: now,
+		}}, nil
 	}
 	if len(res) != 2 {
 		return idempotency.Claim{}, storeErr("claim", fmt.Errorf("unexpected script reply %q", res))
 	}
-	rec, err := parseRecord(res[1])
+	found, err := parseRecord(req.Key, res[1])
 	if err != nil {
 		return idempotency.Claim{}, storeErr("claim", err)
 	}
-	return idempotency.Claim{Outcome: idempotency.Outcome(res[0]), Record: rec}, nil
+	return idempotency.Claim{Outcome: idempotency.Outcome(res[0]), Record: found}, nil
 }
 
 // fence turns a script's fence answer into ErrLeaseLost / ErrNotOwner.
@@ -127,6 +183,9 @@ func (s *Store) runFenced(ctx context.Context, op string, script *redis.Script, 
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
+	if err := checkOwner(t.Owner); err != nil {
+		return nil, err // it could match another record's header lines
+	}
 	res, err := script.Run(ctx, s.c, keys, args...).StringSlice()
 	if err != nil {
 		return nil, storeErr(op, err)
@@ -142,28 +201,36 @@ func (s *Store) runFenced(ctx context.Context, op string, script *redis.Script, 
 
 // Renew implements idempotency.Store.
 func (s *Store) Renew(ctx context.Context, t idempotency.Ticket, lease time.Duration) (time.Time, error) {
-	res, err := s.runFenced(ctx, "renew", renewScript, t, []string{s.recordKey(t.Key)}, t.Owner, millis(lease), millis(s.cfg.LeaseMargin))
+	if lease <= 0 {
+		return time.Time{}, fmt.Errorf("idempotency: renew %s: lease must be > 0", t.Key)
+	}
+	until := time.UnixMilli(time.Now().Add(lease).UnixMilli())
+	res, err := s.runFenced(ctx, "renew", renewScript, t, []string{s.recordKey(t.Key)},
+		t.Owner, until.UnixMilli(), millis(lease+s.cfg.LeaseMargin))
 	if err != nil {
 		return time.Time{}, err
 	}
 	if err := fence(t.Key, res); err != nil {
 		return time.Time{}, err
 	}
-	if len(res) < 2 {
-		return time.Time{}, storeErr("renew", fmt.Errorf("unexpected script reply %q", res))
-	}
-	return parseMillis(res[1])
+	return until, nil
 }
 
-// Complete implements idempotency.Store.
+// Complete implements idempotency.Store. result must be valid JSON.
 func (s *Store) Complete(ctx context.Context, t idempotency.Ticket, result json.RawMessage, retention time.Duration) error {
 	if retention <= 0 {
 		return fmt.Errorf("idempotency: complete %s: retention must be > 0", t.Key)
 	}
+	if !json.Valid(result) {
+		return fmt.Errorf("idempotency: complete %s: result is not valid JSON", t.Key)
+	}
 	res, err := s.runFenced(ctx, "complete", completeScript, t, []string{s.recordKey(t.Key), s.indexKey(t.InvocationID)},
-		t.Owner, []byte(result), millis(retention), t.Key, millis(IndexSlack))
+		t.Owner, time.Now().UnixMilli(), []byte(result), millis(retention), t.Key, millis(IndexSlack), retention > s.cfg.Retention)
 	if err != nil {
 		return err
+	}
+	if res[0] == "completed" {
+		return nil // completed by this owner already: Complete is idempotent
 	}
 	return fence(t.Key, res)
 }
@@ -196,12 +263,12 @@ func (s *Store) Effects(ctx context.Context, invocationID string) ([]idempotency
 		return nil, storeErr("effects", err)
 	}
 	out := make([]idempotency.Record, 0, len(keys))
-	for _, v := range vals {
+	for i, v := range vals {
 		str, ok := v.(string)
 		if !ok {
 			continue // expired or released
 		}
-		rec, err := parseRecord(str)
+		rec, err := parseRecord(keys[i], str)
 		if err != nil {
 			return nil, storeErr("effects", err)
 		}
@@ -213,51 +280,46 @@ func (s *Store) Effects(ctx context.Context, invocationID string) ([]idempotency
 	return out, nil
 }
 
-// wireRecord is the JSON the scripts store. Numbers are float64 because
-// cjson may write large numbers in exponent form.
-type wireRecord struct {
-	Key         string  `json:"key"`
-	Invocation  string  `json:"invocation"`
-	Agent       string  `json:"agent"`
-	Tool        string  `json:"tool"`
-	State       string  `json:"state"`
-	Owner       string  `json:"owner"`
-	LeaseUntil  float64 `json:"lease_until"`
-	ArgsHash    string  `json:"args_hash"`
-	Result      *string `json:"result"`
-	Attempts    float64 `json:"attempts"`
-	CreatedAt   float64 `json:"created_at"`
-	CompletedAt float64 `json:"completed_at"`
-}
-
-func msTime(ms float64) time.Time {
-	if ms == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(int64(ms))
-}
-
-func parseRecord(s string) (idempotency.Record, error) {
-	var w wireRecord
-	if err := json.Unmarshal([]byte(s), &w); err != nil {
-		return idempotency.Record{}, fmt.Errorf("decode record: %w", err)
-	}
-	r := idempotency.Record{
-		Key: w.Key, InvocationID: w.Invocation, Agent: w.Agent, Tool: w.Tool,
-		State: idempotency.State(w.State), Owner: w.Owner, LeaseUntil: msTime(w.LeaseUntil),
-		ArgsHash: w.ArgsHash, Attempts: int(w.Attempts),
-		CreatedAt: msTime(w.CreatedAt), CompletedAt: msTime(w.CompletedAt),
-	}
-	if w.Result != nil {
-		r.Result = json.RawMessage(*w.Result)
-	}
-	return r, nil
-}
-
-func parseMillis(s string) (time.Time, error) {
+func msTime(field, s string) (time.Time, error) {
 	ms, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return time.Time{}, err
+		return time.Time{}, fmt.Errorf("decode record: %s %q: %w", field, s, err)
 	}
 	return time.UnixMilli(ms), nil
+}
+
+// parseRecord decodes the stored layout described in scripts.go.
+func parseRecord(key, s string) (idempotency.Record, error) {
+	f := strings.SplitN(s, "\n", 8)
+	if len(f) != 6 && len(f) != 8 {
+		return idempotency.Record{}, fmt.Errorf("decode record: %d lines, want 6 or 8", len(f))
+	}
+	r := idempotency.Record{Key: key, State: idempotency.State(f[0]), Owner: f[1]}
+	switch {
+	case r.State == idempotency.StateInProgress && len(f) == 6, r.State == idempotency.StateCompleted && len(f) == 8:
+	default:
+		return idempotency.Record{}, fmt.Errorf("decode record: state %q with %d lines", f[0], len(f))
+	}
+	var err error
+	if r.Attempts, err = strconv.Atoi(f[2]); err != nil {
+		return idempotency.Record{}, fmt.Errorf("decode record: attempts %q: %w", f[2], err)
+	}
+	if r.CreatedAt, err = msTime("created_at", f[3]); err != nil {
+		return idempotency.Record{}, err
+	}
+	if r.LeaseUntil, err = msTime("lease_until", f[4]); err != nil {
+		return idempotency.Record{}, err
+	}
+	var m meta
+	if err := json.Unmarshal([]byte(f[5]), &m); err != nil {
+		return idempotency.Record{}, fmt.Errorf("decode record: meta: %w", err)
+	}
+	r.InvocationID, r.Agent, r.Tool, r.ArgsHash = m.Invocation, m.Agent, m.Tool, m.ArgsHash
+	if len(f) == 8 {
+		if r.CompletedAt, err = msTime("completed_at", f[6]); err != nil {
+			return idempotency.Record{}, err
+		}
+		r.Result = json.RawMessage(f[7])
+	}
+	return r, nil
 }

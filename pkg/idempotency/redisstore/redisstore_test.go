@@ -2,8 +2,9 @@ package redisstore_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,15 +64,12 @@ func TestKeysAndTTLs(t *testing.T) {
 		t.Fatal(err)
 	}
 	rk := prefix + k.String()
-	var stored struct {
-		State, Owner, Invocation string
-		LeaseUntil               int64 `json:"lease_until"`
+	lines := strings.Split(c.Get(ctx, rk).Val(), "\n")
+	if len(lines) != 6 || lines[0] != "in_progress" || lines[1] != "w/1" || lines[2] != "1" || !strings.Contains(lines[5], `"invocation":"inv-1"`) {
+		t.Fatalf("record at %s = %q", rk, lines)
 	}
-	if err := json.Unmarshal([]byte(c.Get(ctx, rk).Val()), &stored); err != nil || stored.State != "in_progress" || stored.Owner != "w/1" || stored.Invocation != "inv-1" {
-		t.Fatalf("record at %s = %+v, %v", rk, stored, err)
-	}
-	if d := time.Until(time.UnixMilli(stored.LeaseUntil)); d < 4*time.Second || d > 6*time.Second {
-		t.Fatalf("lease_until in %s, want about 5s (server clock)", d)
+	if ms, err := strconv.ParseInt(lines[4], 10, 64); err != nil || time.Until(time.UnixMilli(ms)) < 4*time.Second || time.Until(time.UnixMilli(ms)) > 6*time.Second {
+		t.Fatalf("lease_until line %q, want about now+5s", lines[4])
 	}
 	if ttl := c.PTTL(ctx, rk).Val(); ttl <= 10*time.Second || ttl > 15*time.Second {
 		t.Fatalf("in-progress TTL = %s, want lease 5s + margin 10s", ttl)
@@ -81,6 +79,10 @@ func TestKeysAndTTLs(t *testing.T) {
 	}
 	if err := s.Complete(ctx, tk, []byte(`{"status":"ok"}`), time.Hour); err != nil {
 		t.Fatal(err)
+	}
+	lines = strings.SplitN(c.Get(ctx, rk).Val(), "\n", 8)
+	if len(lines) != 8 || lines[0] != "completed" || lines[1] != "w/1" || lines[7] != `{"status":"ok"}` {
+		t.Fatalf("completed record at %s = %q", rk, lines)
 	}
 	if ttl := c.PTTL(ctx, rk).Val(); ttl <= 59*time.Minute || ttl > time.Hour {
 		t.Fatalf("completed TTL = %s, want the retention 1h", ttl)
@@ -96,5 +98,49 @@ func TestUnreachableIsStoreError(t *testing.T) {
 	var se *idempotency.StoreError
 	if !errors.As(err, &se) || se.Backend != "redis" || se.Op != "complete" || !errors.Is(err, idempotency.ErrStoreUnavailable) {
 		t.Fatalf("Complete on a closed port = %v", err)
+	}
+}
+
+// An owner token with a newline could match another record's header lines,
+// so the store refuses it before talking to Redis.
+func TestOwnerWithNewlineRefused(t *testing.T) {
+	c, prefix := redistest.Client(t)
+	s := redisstore.New(c, redisstore.Config{Prefix: prefix})
+	ctx := context.Background()
+	tk := idempotency.Ticket{Key: "idem:a:refund:1", InvocationID: "inv-1", Owner: "w\n1"}
+	if _, err := s.Claim(ctx, idempotency.ClaimRequest{Ticket: tk, Lease: time.Second}); err == nil || !strings.Contains(err.Error(), "newline") {
+		t.Fatalf("Claim with a newline owner = %v", err)
+	}
+	if err := s.Complete(ctx, tk, []byte(`{}`), time.Hour); err == nil || !strings.Contains(err.Error(), "newline") {
+		t.Fatalf("Complete with a newline owner = %v", err)
+	}
+	if n := c.Exists(ctx, prefix+tk.Key).Val(); n != 0 {
+		t.Fatalf("a record was written")
+	}
+}
+
+// A claim keeps the invocation's index for Config.Retention; a Complete with
+// a longer retention extends the index so it outlives the record.
+func TestLongerRetentionExtendsIndex(t *testing.T) {
+	c, prefix := redistest.Client(t)
+	s := redisstore.New(c, redisstore.Config{Prefix: prefix, Retention: time.Minute})
+	ctx := context.Background()
+	tk := idempotency.Ticket{Key: "idem:a:refund:1", InvocationID: "inv-1", Owner: "w/1"}
+	if _, err := s.Claim(ctx, idempotency.ClaimRequest{Ticket: tk, Lease: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	idx := prefix + redisstore.DefaultIndexPrefix + "inv-1"
+	if ttl := c.PTTL(ctx, idx).Val(); ttl > time.Minute+time.Second+redisstore.IndexSlack || ttl < time.Minute {
+		t.Fatalf("index TTL after claim = %s, want max(Retention 1m, lease + margin) + IndexSlack", ttl)
+	}
+	if err := s.Complete(ctx, tk, []byte(`{"status":"ok"}`), 3*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if rttl, ittl := c.PTTL(ctx, prefix+tk.Key).Val(), c.PTTL(ctx, idx).Val(); rttl < 2*time.Hour || ittl < rttl {
+		t.Fatalf("record TTL %s, index TTL %s: the index must outlive the record", rttl, ittl)
+	}
+	recs, err := s.Effects(ctx, "inv-1")
+	if err != nil || len(recs) != 1 || recs[0].Key != tk.Key || string(recs[0].Result) != `{"status":"ok"}` {
+		t.Fatalf("Effects = %+v, %v", recs, err)
 	}
 }

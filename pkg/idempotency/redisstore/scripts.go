@@ -2,100 +2,107 @@ package redisstore
 
 import "github.com/redis/go-redis/v9"
 
-// A record is one string key holding a JSON object (encoded by the scripts
-// with cjson): key, invocation, agent, tool, state, owner, lease_until,
-// args_hash, result (the result's JSON text, as a string), attempts,
-// created_at, completed_at; times in Unix milliseconds of the Redis server
-// clock, so leases do not depend on worker clocks. A string with SET PX is
-// one write per change (a hash would need HSET and PEXPIRE), which matters:
-// writes dominate a script's cost. An invocation's index is a set of its
-// keys. Each script is one round trip and atomic.
+// A record is one string key holding lines separated by "\n":
+//
+//	state          in_progress | completed
+//	owner          the owner token of the last claim (never contains "\n")
+//	attempts       claims that owned the key
+//	created_at     Unix ms, the first claimer's clock
+//	lease_until    Unix ms, the claimer's (or renewer's) clock, for display
+//	meta           JSON: invocation, agent, tool, args_hash (the key is the
+//	               Redis key without the prefix)
+//	completed_at   Unix ms (completed records only)
+//	result         the result's JSON text (completed records only; last, so
+//	               it may span lines)
+//
+// The layout lets the hot scripts work with string prefixes instead of
+// decoding and re-encoding JSON (cjson costs more than the Redis commands the
+// scripts run): complete and renew check that the record starts with
+// "in_progress\n<owner>\n", claim writes a new record with SET NX.
+//
+// Lease decisions use the key's TTL, i.e. the Redis server clock: an
+// in-progress record lives lease + margin, so its lease is live while its
+// PTTL exceeds the margin. lease_until in the value is only what Claim and
+// Effects report; it is computed before the request is sent, so it never
+// ends after the lease the server enforces.
+//
+// An invocation's index is a set of its keys. A claim that adds a member
+// makes the index live at least Config.Retention (+ IndexSlack), so the
+// common Complete (retention <= Config.Retention) does not touch the index;
+// a longer retention extends it. Each script is one round trip and atomic.
 
-// luaNow is the Redis server time in milliseconds. Since Redis 5 scripts are
-// replicated by effects, so TIME is allowed before writes.
-const luaNow = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-`
+// luaShebang marks the scripts as Redis 7 scripts (not the EVAL
+// compatibility mode), which makes each write cheaper; it also means Redis
+// 7.0 or later is required.
+const luaShebang = "#!lua\n"
 
-// luaIndex adds ARGV[idx_key] to the index KEYS[2] and makes the index live
-// at least ttl (+ the slack ARGV[idx_slack]) when it would not; extending it
-// only when needed keeps most calls free of that write.
-const luaIndex = `
-local function index(member, ttl, slack)
-  redis.call('SADD', KEYS[2], member)
-  if redis.call('PTTL', KEYS[2]) < ttl then redis.call('PEXPIRE', KEYS[2], ttl + slack) end
+// luaIndexTTL makes the index KEYS[2] live at least ttl (+ slack) when it
+// would not; extending it only when needed keeps most calls free of that
+// write. A missing index (PTTL -2) gets the member added back.
+const luaIndexTTL = `
+local function indexTTL(member, ttl, slack)
+  local cur = redis.call('PTTL', KEYS[2])
+  if cur == -2 then redis.call('SADD', KEYS[2], member) end
+  if cur < ttl then redis.call('PEXPIRE', KEYS[2], ttl + slack) end
 end
 `
 
-// claimScript: KEYS[1] record, KEYS[2] index. ARGV owner, lease_ms,
-// margin_ms, args_hash, invocation, agent, tool, key, index_slack_ms.
-// Returns {outcome, record JSON}.
-var claimScript = redis.NewScript(luaNow + luaIndex + `
+// claimScript: KEYS[1] record, KEYS[2] index. ARGV record (the new
+// in-progress record, built by the client), ttl_ms (lease + margin),
+// margin_ms, key, index_ttl_ms, index_slack_ms. Returns {'acquired'},
+// {'reclaimed', record}, {'completed', record} or {'in_progress', record}.
+var claimScript = redis.NewScript(luaShebang + luaIndexTTL + `
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  if redis.call('SADD', KEYS[2], ARGV[4]) == 1 then indexTTL(ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])) end
+  return {'acquired'}
+end
 local cur = redis.call('GET', KEYS[1])
-local rec
-if cur then
-  rec = cjson.decode(cur)
-  if rec.state == 'completed' then return {'completed', cur} end
-  if rec.lease_until > now then return {'in_progress', cur} end
-  rec.attempts = rec.attempts + 1
-else
-  rec = {key = ARGV[8], created_at = now, attempts = 1}
-end
-local lease = tonumber(ARGV[2])
-rec.state = 'in_progress'
-rec.owner = ARGV[1]
-rec.lease_until = now + lease
-rec.args_hash = ARGV[4]
-rec.invocation = ARGV[5]
-rec.agent = ARGV[6]
-rec.tool = ARGV[7]
-local enc = cjson.encode(rec)
-local ttl = lease + tonumber(ARGV[3])
-redis.call('SET', KEYS[1], enc, 'PX', ttl)
-index(ARGV[8], ttl, tonumber(ARGV[9]))
-if cur then return {'reclaimed', enc} end
-return {'acquired', enc}
+local state, attempts, created = string.match(cur, '^([%a_]+)\n[^\n]*\n(%d+)\n(%d+)\n')
+if state ~= 'in_progress' then return {'completed', cur} end
+if redis.call('PTTL', KEYS[1]) > tonumber(ARGV[3]) then return {'in_progress', cur} end
+-- Reclaim: the new owner, lease and meta; attempts + 1; the first created_at.
+local owner, lease, meta = string.match(ARGV[1], '^[^\n]*\n([^\n]*)\n[^\n]*\n[^\n]*\n([^\n]*)\n(.*)$')
+local rec = 'in_progress\n' .. owner .. '\n' .. (tonumber(attempts) + 1) .. '\n' .. created .. '\n' .. lease .. '\n' .. meta
+redis.call('SET', KEYS[1], rec, 'PX', ARGV[2])
+if redis.call('SADD', KEYS[2], ARGV[4]) == 1 then indexTTL(ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])) end
+return {'reclaimed', rec}
 `)
 
-// luaFence decodes the record and checks the owner: returns early with
-// {'lost'} when the record is gone, {'not_owner', owner} when another owner
-// holds it.
+// luaFence checks that KEYS[1] is in progress by ARGV[1]: returns early with
+// {'lost'} when the record is gone, {'completed'} when this owner completed
+// it, {'not_owner', owner} when another owner holds it. Leaves cur.
 const luaFence = `
 local cur = redis.call('GET', KEYS[1])
 if not cur then return {'lost'} end
-local rec = cjson.decode(cur)
-if rec.owner ~= ARGV[1] then return {'not_owner', rec.owner} end
+local hdr = 'in_progress\n' .. ARGV[1] .. '\n'
+if string.sub(cur, 1, #hdr) ~= hdr then
+  local state, owner = string.match(cur, '^([%a_]+)\n([^\n]*)\n')
+  if owner == ARGV[1] then return {'completed'} end
+  return {'not_owner', owner or ''}
+end
 `
 
-// renewScript: KEYS[1] record. ARGV owner, lease_ms, margin_ms. Returns
-// {'ok', lease_until}, {'completed', owner} or a fence answer.
-var renewScript = redis.NewScript(luaNow + luaFence + `
-if rec.state ~= 'in_progress' then return {'completed', rec.owner} end
-local lease = tonumber(ARGV[2])
-rec.lease_until = now + lease
-redis.call('SET', KEYS[1], cjson.encode(rec), 'PX', lease + tonumber(ARGV[3]))
-return {'ok', string.format('%.0f', rec.lease_until)}
+// renewScript: KEYS[1] record. ARGV owner, lease_until_ms, ttl_ms. Returns
+// {'ok'}, {'completed'} or a fence answer.
+var renewScript = redis.NewScript(luaShebang + luaFence + `
+local head, rest = string.match(cur, '^([^\n]*\n[^\n]*\n[^\n]*\n[^\n]*\n)[^\n]*(\n.*)$')
+redis.call('SET', KEYS[1], head .. ARGV[2] .. rest, 'PX', ARGV[3])
+return {'ok'}
 `)
 
-// completeScript: KEYS[1] record, KEYS[2] index. ARGV owner, result,
-// retention_ms, key, index_slack_ms. Returns {'ok'} (also when already
-// completed by this owner) or a fence answer.
-var completeScript = redis.NewScript(luaNow + luaIndex + luaFence + `
-if rec.state == 'completed' then return {'ok'} end
-local ret = tonumber(ARGV[3])
-rec.state = 'completed'
-rec.result = ARGV[2]
-rec.completed_at = now
-redis.call('SET', KEYS[1], cjson.encode(rec), 'PX', ret)
-index(ARGV[4], ret, tonumber(ARGV[5]))
+// completeScript: KEYS[1] record, KEYS[2] index. ARGV owner, completed_ms,
+// result, retention_ms, key, index_slack_ms, extend_index (1 when the
+// retention exceeds what claims gave the index). Returns {'ok'},
+// {'completed'} (already completed by this owner) or a fence answer.
+var completeScript = redis.NewScript(luaShebang + luaIndexTTL + luaFence + `
+redis.call('SET', KEYS[1], 'completed' .. string.sub(cur, 12) .. '\n' .. ARGV[2] .. '\n' .. ARGV[3], 'PX', ARGV[4])
+if ARGV[7] == '1' then indexTTL(ARGV[5], tonumber(ARGV[4]), tonumber(ARGV[6])) end
 return {'ok'}
 `)
 
 // releaseScript: KEYS[1] record, KEYS[2] index. ARGV owner, key. Returns
-// {'ok'}, {'completed', owner} or a fence answer.
-var releaseScript = redis.NewScript(luaFence + `
-if rec.state ~= 'in_progress' then return {'completed', rec.owner} end
+// {'ok'}, {'completed'} or a fence answer.
+var releaseScript = redis.NewScript(luaShebang + luaFence + `
 redis.call('DEL', KEYS[1])
 redis.call('SREM', KEYS[2], ARGV[2])
 return {'ok'}
