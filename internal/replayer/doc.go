@@ -31,7 +31,12 @@
 // requests' duplicate window; after it the worker's invocation record
 // recognises the replay count). Two replayers running at once coordinate the
 // same way: the second publish of replay-<id>-<n> comes back as a duplicate
-// and is counted as "already replayed", never as a second replay. Entries are
+// and is counted as "already replayed", never as a second replay. Handled
+// entries leave the DLQ in batches where the plan holds every entry of
+// their subject (one filtered purge below a sequence instead of one delete
+// each; see remover), otherwise one by one; an interrupted run may leave
+// up to a batch of replayed entries behind, which the next run counts as
+// already replayed. Entries are
 // selected by walking the stream in stream order (a short-lived ephemeral
 // consumer for replays, dlq.Reader.List for list, stats and show), not by the
 // durable "dlq-replayer" consumer, so that filters, --dry-run and the real

@@ -68,6 +68,8 @@ type exec struct {
 	// deletes runs the DLQ deletes after PubAcks on a pool of their own, so
 	// a replay slot is free again as soon as its publish is acknowledged.
 	deletes chan func()
+	// rm takes handled entries out of the DLQ, in batches where it can.
+	rm *remover
 }
 
 // Execute carries out a plan: it replays, parks, skips and reports, in plan
@@ -103,6 +105,7 @@ func Execute(ctx context.Context, f *Fleet, plan []Planned, opts ExecOptions) (e
 	}
 	x := &exec{f: f, opts: opts, sum: opts.Summary, paused: map[string]bool{},
 		prog: newProgress(opts.Progress, opts.Terminal, len(plan), "replay")}
+	x.rm = newRemover(x, plan)
 	defer x.prog.finish()
 	limit := rate.Inf
 	if opts.Rate > 0 {
@@ -191,7 +194,11 @@ func (x *exec) phase(ctx context.Context, items []Planned) error {
 			}
 		})
 	}
-	defer func() { close(x.deletes); dwg.Wait() }()
+	defer func() {
+		x.rm.flush(ctx)
+		close(x.deletes)
+		dwg.Wait()
+	}()
 	for range x.opts.Concurrency {
 		wg.Go(func() {
 			for p := range work {
@@ -255,16 +262,19 @@ func (x *exec) park(ctx context.Context, p Planned) error {
 	if err := x.f.Parked.Park(ctx, p.Item, p.Why, x.opts.Now()); err != nil {
 		x.sum.update(class, func(c *Counts) { c.Errors++ })
 		x.prog.done(p, "ERROR: "+err.Error())
+		x.rm.stay(ctx, p)
 		return ctx.Err()
 	}
-	if err := x.deleteEntry(ctx, p); err != nil {
-		x.sum.update(class, func(c *Counts) { c.Errors++ })
-		x.prog.done(p, "parked, but ERROR deleting the DLQ entry: "+err.Error())
-		return nil
-	}
-	x.sum.update(class, func(c *Counts) { c.Parked++ })
-	x.opts.Metrics.parked(class)
-	x.prog.done(p, "parked: "+p.Why)
+	x.rm.remove(ctx, p, func(err error) {
+		if err != nil {
+			x.sum.update(class, func(c *Counts) { c.Errors++ })
+			x.prog.done(p, "parked, but ERROR deleting the DLQ entry: "+err.Error())
+			return
+		}
+		x.sum.update(class, func(c *Counts) { c.Parked++ })
+		x.opts.Metrics.parked(class)
+		x.prog.done(p, "parked: "+p.Why)
+	})
 	return nil
 }
 
@@ -275,6 +285,7 @@ func (x *exec) replay(ctx context.Context, p Planned) error {
 			x.sum.update(e.Class, func(c *Counts) { c.Skipped++ })
 			x.opts.Metrics.skipped(e.Class, "cooling_down")
 			x.prog.done(p, fmt.Sprintf("skipped: model %s cooling down until %s", e.Model, until.UTC().Format(time.RFC3339)))
+			x.rm.stay(ctx, p)
 			return nil
 		}
 	} else if x.gate != nil {
@@ -297,6 +308,7 @@ func (x *exec) replay(ctx context.Context, p Planned) error {
 		}
 		x.sum.update(e.Class, func(c *Counts) { c.Errors++ })
 		x.prog.done(p, "ERROR publishing the replay (entry left in the DLQ): "+err.Error())
+		x.rm.stay(ctx, p)
 		return nil
 	}
 	if x.opts.afterPublish != nil {
@@ -307,14 +319,15 @@ func (x *exec) replay(ctx context.Context, p Planned) error {
 	if ack.Duplicate {
 		x.tr.forget(e.InvocationID)
 	}
-	x.deletes <- func() { x.afterAck(ctx, p, ack.Duplicate) }
+	x.rm.remove(ctx, p, func(err error) { x.afterRemove(p, ack.Duplicate, err) })
 	return nil
 }
 
-// afterAck deletes a replayed entry from the DLQ and counts it.
-func (x *exec) afterAck(ctx context.Context, p Planned, duplicate bool) {
+// afterRemove counts a replayed entry once the remover took it out of the
+// DLQ (err nil) or failed to.
+func (x *exec) afterRemove(p Planned, duplicate bool, err error) {
 	e := p.Item.Entry
-	if err := x.deleteEntry(ctx, p); err != nil {
+	if err != nil {
 		x.sum.update(e.Class, func(c *Counts) { c.Errors++ })
 		x.prog.done(p, "replayed, but ERROR deleting the DLQ entry (a rerun will not replay it twice): "+err.Error())
 		return

@@ -33,6 +33,15 @@ type Planned struct {
 	Action Action
 	// Why explains a skip, a park or a bad entry.
 	Why string
+
+	// chained says prev is exact: the walk saw every entry of the subject
+	// stored before this one (no --since, --invocation or start sequence).
+	chained bool
+	// prev is the sequence of the previous entry on the same subject (0:
+	// none before it in the stream). The remover only deletes runs of
+	// entries whose links are all here, so a plan that was filtered after
+	// Plan (drain drops skipped entries) is still safe.
+	prev uint64
 }
 
 // Class returns the entry's class (the subject's token for a bad entry).
@@ -127,11 +136,15 @@ func Plan(ctx context.Context, f *Fleet, sel Selection) ([]Planned, error) {
 	if upTo == 0 {
 		return nil, nil // an empty stream
 	}
+	chained := sel.Filter.Since.IsZero() && sel.Filter.InvocationID == "" && sel.Filter.FromSeq <= 1
+	last := map[string]uint64{}
 	for it, err := range f.walk(ctx, sel.Filter, upTo) {
 		if it == nil {
 			return out, err
 		}
 		p := decide(it, sel)
+		p.chained, p.prev = chained, last[it.Subject]
+		last[it.Subject] = it.Seq
 		if p.Action == ActionReplay || p.Action == ActionPark {
 			if sel.Max > 0 && acted >= sel.Max {
 				break

@@ -7,19 +7,20 @@ import (
 	"iter"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentfleet/agentfleet/pkg/dlq"
 )
 
-// walkBatch is how many entries one fetch of the walk asks for.
+// walkBatch is how many entries the walk keeps prefetched.
 const walkBatch = 500
 
 // walk yields the DLQ entries filter selects, in stream order, up to
 // sequence upTo, like dlq.Reader.List but in batches: it reads through a
-// short-lived ephemeral pull consumer (ack-all, removed at the end and by
-// the server after 30s of inactivity if the process dies), one round trip
-// per walkBatch entries instead of one per entry. The stream and the durable
+// short-lived ephemeral pull consumer (no acks, removed at the end and by
+// the server after 30s of inactivity if the process dies) that keeps
+// walkBatch entries prefetched, instead of one round trip per entry. The stream and the durable
 // dlq-replayer consumer are not touched. Bad entries are yielded with Err
 // set (a *dlq.DecodeError); a nil item with an error ends the walk.
 func (f *Fleet) walk(ctx context.Context, filter dlq.Filter, upTo uint64) iter.Seq2[*dlq.Item, error] {
@@ -40,7 +41,7 @@ func (f *Fleet) walk(ctx context.Context, filter dlq.Filter, upTo uint64) iter.S
 		cc := jetstream.ConsumerConfig{
 			Description:       "dlq-replayer walk (ephemeral)",
 			DeliverPolicy:     jetstream.DeliverAllPolicy,
-			AckPolicy:         jetstream.AckAllPolicy,
+			AckPolicy:         jetstream.AckNonePolicy,
 			FilterSubject:     f.Streams.DLQPrefix + "." + class + "." + agent,
 			InactiveThreshold: 30 * time.Second,
 			MaxAckPending:     -1,
@@ -62,61 +63,61 @@ func (f *Fleet) walk(ctx context.Context, filter dlq.Filter, upTo uint64) iter.S
 			_ = f.JS.DeleteConsumer(dctx, f.Streams.DLQStream, name)
 		}()
 		pending := cons.CachedInfo().NumPending
+		if pending == 0 {
+			return
+		}
+		// Messages keeps up to walkBatch entries prefetched, so the server
+		// delivers the next ones while this side decodes.
+		msgs, err := cons.Messages(jetstream.PullMaxMessages(walkBatch))
+		if err != nil {
+			yield(nil, fmt.Errorf("walk the DLQ: %w", err))
+			return
+		}
+		defer msgs.Stop()
+		stopOnCancel := context.AfterFunc(ctx, msgs.Stop)
+		defer stopOnCancel()
 		for pending > 0 {
-			// Ask for no more than is pending: Fetch returns as soon as the
-			// batch is full.
-			batch, err := cons.Fetch(int(min(pending, walkBatch)), jetstream.FetchMaxWait(5*time.Second))
+			m, err := msgs.Next(jetstream.NextMaxWait(5 * time.Second))
+			if ctx.Err() != nil {
+				yield(nil, fmt.Errorf("walk the DLQ: %w", ctx.Err()))
+				return
+			}
+			if errors.Is(err, nats.ErrTimeout) {
+				return // nothing arrived within the wait: the rest was deleted meanwhile
+			}
 			if err != nil {
 				yield(nil, fmt.Errorf("walk the DLQ: %w", err))
 				return
 			}
-			var last jetstream.Msg
-			got := 0
-			for m := range batch.Messages() {
-				got++
-				last = m
-				md, err := m.Metadata()
-				if err != nil {
-					yield(nil, fmt.Errorf("walk the DLQ: %w", err))
-					return
-				}
-				pending = md.NumPending
-				seq := md.Sequence.Stream
-				if upTo > 0 && seq > upTo {
-					pending = 0
-					break
-				}
-				if !filter.Until.IsZero() && !md.Timestamp.Before(filter.Until) {
-					pending = 0
-					break
-				}
-				if filter.InvocationID != "" && m.Headers().Get(dlq.HeaderInvocationID) != filter.InvocationID {
-					continue
-				}
-				it := &dlq.Item{Seq: seq, Subject: m.Subject(), Time: md.Timestamp, Header: m.Headers(), Data: m.Data()}
-				e, derr := dlq.DecodeEntry(it.Data)
-				if derr != nil {
-					var de *dlq.DecodeError
-					if errors.As(derr, &de) {
-						de.Seq, de.Subject = seq, it.Subject
-					}
-					it.Err = derr
-				} else {
-					it.Entry = e
-				}
-				if !yield(it, it.Err) {
-					return
-				}
-			}
-			if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, context.DeadlineExceeded) {
+			md, err := m.Metadata()
+			if err != nil {
 				yield(nil, fmt.Errorf("walk the DLQ: %w", err))
 				return
 			}
-			if last != nil {
-				_ = last.Ack()
+			pending = md.NumPending
+			seq := md.Sequence.Stream
+			if upTo > 0 && seq > upTo {
+				return
 			}
-			if got == 0 {
-				return // nothing arrived within the wait: the rest was deleted meanwhile
+			if !filter.Until.IsZero() && !md.Timestamp.Before(filter.Until) {
+				return
+			}
+			if filter.InvocationID != "" && m.Headers().Get(dlq.HeaderInvocationID) != filter.InvocationID {
+				continue
+			}
+			it := &dlq.Item{Seq: seq, Subject: m.Subject(), Time: md.Timestamp, Header: m.Headers(), Data: m.Data()}
+			e, derr := dlq.DecodeEntry(it.Data)
+			if derr != nil {
+				var de *dlq.DecodeError
+				if errors.As(derr, &de) {
+					de.Seq, de.Subject = seq, it.Subject
+				}
+				it.Err = derr
+			} else {
+				it.Entry = e
+			}
+			if !yield(it, it.Err) {
+				return
 			}
 		}
 	}

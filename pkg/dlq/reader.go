@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
 	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -180,6 +181,24 @@ func (r *Reader) Delete(ctx context.Context, seq uint64) error {
 	}
 	if err := s.DeleteMsg(ctx, seq); err != nil {
 		return fmt.Errorf("dlq: delete seq %d: %w", seq, err)
+	}
+	return nil
+}
+
+// DeleteBelow removes every entry stored on subject (a literal subject, no
+// wildcards) with a stream sequence below seq, in one request. The caller
+// must know that all of them may go: the replayer uses it for a run of
+// entries it walked and handled without a gap.
+func (r *Reader) DeleteBelow(ctx context.Context, subject string, seq uint64) error {
+	if subject == "" || strings.ContainsAny(subject, "*>") {
+		return fmt.Errorf("dlq: delete below seq %d: %q is not a literal subject", seq, subject)
+	}
+	s, err := r.getStream(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.Purge(ctx, jetstream.WithPurgeSubject(subject), jetstream.WithPurgeSequence(seq)); err != nil {
+		return fmt.Errorf("dlq: delete %s below seq %d: %w", subject, seq, err)
 	}
 	return nil
 }
