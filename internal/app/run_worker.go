@@ -218,7 +218,7 @@ func StartWorker(ctx context.Context, cfg config.Worker, getenv func(string) str
 		Name: cfg.Worker.Name, Concurrency: cfg.Worker.Concurrency, MaxDeliveries: cfg.Worker.MaxDeliveries,
 		AckWait: cfg.Streams.AckWait, DrainTimeout: cfg.Worker.DrainTimeout, BusyDelay: cfg.Worker.BusyDelay,
 		InfraBackoffMax: cfg.Worker.InfraBackoffMax, SessionLease: cfg.Worker.SessionLease,
-		MaxRequestBytes: cfg.Streams.MaxRequestBytes,
+		MaxRequestBytes: cfg.Streams.MaxRequestBytes, CooldownCheckInterval: cfg.Cooldown.CheckInterval,
 	}, worker.Deps{
 		JS: inf.JS, Streams: inf.Streams,
 		Agents:      map[string]*agent.Runner{sup.Name: runner},

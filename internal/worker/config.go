@@ -37,6 +37,12 @@ type Config struct {
 	MaxRequestBytes int
 	// FetchWait is how long one fetch waits for messages (default 2s).
 	FetchWait time.Duration
+	// CooldownCheckInterval is how long the worker reuses a model's
+	// cooldown status (Deps.Cooldown) before asking again: a cooldown that
+	// opens is seen at most this late, and the model decorator still
+	// refuses calls while it is open (default 1s, the cooldown package's
+	// default CheckInterval). Negative: ask before every invocation.
+	CooldownCheckInterval time.Duration
 }
 
 // WithDefaults returns c with zero fields set to defaults.
@@ -58,6 +64,7 @@ func (c Config) WithDefaults() Config {
 	set(&c.InfraBackoffMax, 30*time.Second)
 	set(&c.SessionLease, 30*time.Second)
 	set(&c.FetchWait, 2*time.Second)
+	set(&c.CooldownCheckInterval, time.Second)
 	if c.MaxRequestBytes == 0 {
 		c.MaxRequestBytes = 1 << 20
 	}

@@ -83,8 +83,8 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 
-	if w.deps.Cooldown != nil {
-		if until, err := w.deps.Cooldown.Status(ctx, runner.Agent.Model.Name()); err == nil && time.Now().Before(until) {
+	if w.cool != nil {
+		if until, err := w.cool.Status(ctx, runner.Agent.Model.Name()); err == nil && time.Now().Before(until) {
 			d := (&cooldown.OpenError{Until: until}).RetryIn(time.Now())
 			j.log.Debug().Dur("delay", d).Msg("model cooling down fleet-wide; Nak with delay before starting")
 			w.deps.Metrics.message(req.Agent, "nak_cooldown")
@@ -216,6 +216,9 @@ func (w *Worker) finish(ctx context.Context, j *job, runner *agent.Runner, out *
 		w.deps.Metrics.message(req.Agent, "nak_stopped")
 		_ = j.msg.Nak()
 	case errors.As(runErr, &coolErr):
+		// The cached status may not show this cooldown yet: record it, so
+		// the next messages go back before starting (not counting as runs).
+		w.cool.Observe(runner.Agent.Model.Name(), coolErr.Until)
 		d := coolErr.RetryIn(time.Now())
 		j.log.Info().Str("model", coolErr.Model).Dur("delay", d).Msg("model cooling down fleet-wide; Nak with delay")
 		w.deps.Metrics.message(req.Agent, "nak_cooldown")

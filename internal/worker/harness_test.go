@@ -36,6 +36,8 @@ type env struct {
 	orders   *support.MemoryOrders
 	results  chan *envelope.Result
 	seen     map[string]*envelope.Result
+	// deps, if set, adjusts the Deps of every worker started from now on.
+	deps func(*worker.Deps)
 }
 
 func newEnv(t *testing.T) *env {
@@ -93,7 +95,7 @@ func (e *env) startWorker(name string, ag *agent.Agent, cfg worker.Config) *runn
 		cfg.InfraBackoffMax = 200 * time.Millisecond
 	}
 	m := worker.NewMetrics(nil)
-	w, err := worker.New(context.Background(), cfg, worker.Deps{
+	deps := worker.Deps{
 		JS: e.js, Streams: e.sc,
 		Agents:      map[string]*agent.Runner{ag.Name: {Agent: ag, Sessions: e.sessions}},
 		Locker:      e.locker,
@@ -101,7 +103,11 @@ func (e *env) startWorker(name string, ag *agent.Agent, cfg worker.Config) *runn
 		DLQ:         dlq.NewPublisher(e.js, dlq.Config{Stream: e.sc.DLQStream, Prefix: e.sc.DLQPrefix}),
 		Metrics:     m,
 		Logger:      zerolog.New(zerolog.NewTestWriter(e.t)).Level(zerolog.DebugLevel),
-	})
+	}
+	if e.deps != nil {
+		e.deps(&deps)
+	}
+	w, err := worker.New(context.Background(), cfg, deps)
 	if err != nil {
 		e.t.Fatal(err)
 	}

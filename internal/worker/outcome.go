@@ -56,12 +56,15 @@ func (w *Worker) complete(ctx context.Context, j *job, out *agent.Outcome) {
 		trunc, _ := out.Final.Actions.StateDelta[taxonomy.StateTruncated].(bool)
 		res.Truncated = trunc || out.Final.FinishReason == model.FinishReasonMaxTokens
 	}
-	if err := w.publishResult(ctx, res); err != nil {
-		w.nakInfra(j, "publish result", err)
-		return
-	}
+	// Record first, as for dead letters: if the result publish then fails,
+	// the redelivery finds the completed record and re-publishes the result
+	// instead of running the invocation again.
 	if err := w.record(ctx, j, session.InvocationCompleted, res, "", ""); err != nil {
 		w.nakInfra(j, "record completion", err)
+		return
+	}
+	if err := w.publishResult(ctx, res); err != nil {
+		w.nakInfra(j, "publish result", err)
 		return
 	}
 	j.log.Info().Int("model_calls", res.ModelCalls).Strs("tools", res.ToolsRun).Int64("duration_ms", res.DurationMS).Msg("invocation completed")

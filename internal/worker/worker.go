@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/agentfleet/agentfleet/internal/cooldown"
 	"github.com/agentfleet/agentfleet/internal/streams"
 	"github.com/agentfleet/agentfleet/pkg/agent"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
@@ -28,7 +29,9 @@ type Deps struct {
 	DLQ         *dlq.Publisher          // DLQ publishes dead-letter entries.
 	// Cooldown, if set, is asked before an invocation starts: while the
 	// agent's model is cooling down fleet-wide the message goes back with a
-	// delay without counting as a run.
+	// delay without counting as a run. The worker asks it through a
+	// cooldown.StatusCache: at most once per Config.CooldownCheckInterval
+	// per model, not once per message.
 	Cooldown CooldownStatus
 	Logger   zerolog.Logger // Logger is the worker's logger (optional).
 	Metrics  *Metrics       // Metrics, if non-nil, records worker metrics.
@@ -46,6 +49,8 @@ type Worker struct {
 	deps Deps
 	log  zerolog.Logger
 	cons jetstream.Consumer
+	// cool caches Deps.Cooldown's answers (nil without Deps.Cooldown).
+	cool *cooldown.StatusCache
 
 	stop     chan struct{} // closed after the drain timeout: stop at a step boundary
 	stopOnce sync.Once
@@ -64,6 +69,13 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 	}
 	sc := deps.Streams.WithDefaults()
 	deps.Streams = sc
+	var cool *cooldown.StatusCache
+	if deps.Cooldown != nil {
+		var cached bool
+		if cool, cached = deps.Cooldown.(*cooldown.StatusCache); !cached {
+			cool = cooldown.NewStatusCache(deps.Cooldown, cfg.CooldownCheckInterval)
+		}
+	}
 	cons, err := deps.JS.Consumer(ctx, sc.RequestsStream, sc.WorkerConsumer)
 	if err != nil {
 		return nil, fmt.Errorf("worker: bind consumer %s/%s: %w", sc.RequestsStream, sc.WorkerConsumer, err)
@@ -73,6 +85,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 		deps: deps,
 		log:  deps.Logger, // carries the worker name (internal/app adds it to every line)
 		cons: cons,
+		cool: cool,
 		stop: make(chan struct{}),
 	}, nil
 }
