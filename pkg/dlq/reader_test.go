@@ -217,24 +217,28 @@ func TestFetchAckDelete(t *testing.T) {
 }
 
 // DeleteBelow removes the entries of one subject below a sequence and
-// nothing else: not the entry at the sequence, not other subjects.
+// nothing else: not the entry at the sequence, not other subjects. It runs
+// on the embedded server and, with NATS_URL, on the 2.9 server CI runs.
 func TestDeleteBelow(t *testing.T) {
-	tg := streamstest.Embedded(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	fx := fill(ctx, t, tg)
-	r := dlq.NewReader(tg.JS, dlqConfig(tg))
-	if err := r.DeleteBelow(ctx, tg.Cfg.DLQPrefix+".SERVER.*", fx.seqs["a5"]); err == nil {
-		t.Fatal("DeleteBelow accepted a wildcard subject")
-	}
-	if err := r.DeleteBelow(ctx, tg.Cfg.DLQSubject("SERVER", "support"), fx.seqs["a5"]); err != nil {
-		t.Fatal(err)
-	}
-	got := list(ctx, t, r, dlq.Filter{})
-	if want := []string{"a2", "a3", "a4", "a5"}; !slices.Equal(got.ids, want) {
-		t.Fatalf("left %v, want %v", got.ids, want)
-	}
-	if len(got.bad) != 0 {
-		t.Fatalf("bad entries left %v, want none (both were on the subject, below a5)", got.bad)
+	for _, tg := range streamstest.Targets(t) {
+		t.Run(tg.Name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			fx := fill(ctx, t, tg)
+			r := dlq.NewReader(tg.JS, dlqConfig(tg))
+			if err := r.DeleteBelow(ctx, tg.Cfg.DLQPrefix+".SERVER.*", fx.seqs["a5"]); err == nil {
+				t.Fatal("DeleteBelow accepted a wildcard subject")
+			}
+			if err := r.DeleteBelow(ctx, tg.Cfg.DLQSubject("SERVER", "support"), fx.seqs["a5"]); err != nil {
+				t.Fatal(err)
+			}
+			got := list(ctx, t, r, dlq.Filter{})
+			if want := []string{"a2", "a3", "a4", "a5"}; !slices.Equal(got.ids, want) {
+				t.Fatalf("left %v, want %v", got.ids, want)
+			}
+			if len(got.bad) != 0 {
+				t.Fatalf("bad entries left %v, want none (both were on the subject, below a5)", got.bad)
+			}
+		})
 	}
 }
