@@ -114,6 +114,20 @@ func (f *fleet) refunds() int64 {
 	return n
 }
 
+// requestsLeft returns how many requests the work queue holds (not acked).
+func (f *fleet) requestsLeft() uint64 {
+	ctx := context.Background()
+	s, err := f.js.Stream(ctx, streams.DefaultRequestsStream)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return info.State.Msgs
+}
+
 // diagnose logs what the stores say about an invocation that got no result.
 func (f *fleet) diagnose(id string) {
 	ctx := context.Background()
@@ -137,6 +151,20 @@ func (f *fleet) diagnose(id string) {
 		if info, err := s.Info(ctx); err == nil {
 			f.t.Logf("requests stream: %d messages", info.State.Msgs)
 		}
+		if c, err := s.Consumer(ctx, streams.DefaultWorkerConsumer); err == nil {
+			if ci, err := c.Info(ctx); err == nil {
+				f.t.Logf("workers consumer: %d pending, %d ack pending, %d redelivered, %d waiting pulls",
+					ci.NumPending, ci.NumAckPending, ci.NumRedelivered, ci.NumWaiting)
+			}
+		}
+	}
+	// A stored result means the invocation finished and the waiter missed
+	// it; none means it never finished.
+	if st, err := f.cl.Lookup(ctx, id); err == nil {
+		f.t.Logf("results stream: %s has a result at seq %d (%s, stored %s): the waiter missed it",
+			id, st.Seq, st.Status, st.Time.Format(time.RFC3339Nano))
+	} else {
+		f.t.Logf("results stream: %v", err)
 	}
 }
 
@@ -188,6 +216,9 @@ func TestKilledAfterRefundResumesWithoutSecondRefund(t *testing.T) {
 	if n := f.refunds(); n != 1 {
 		t.Fatalf("demo:refunds holds %d records, want exactly 1", n)
 	}
+	// The result can reach Await before the stream stores it; the worker
+	// acks the request after the result's PubAck.
+	waitFor(t, "the request acked", 30*time.Second, func() bool { return f.requestsLeft() == 0 })
 	s, err := f.js.Stream(ctx, streams.DefaultResultsStream)
 	if err != nil {
 		t.Fatal(err)

@@ -22,7 +22,9 @@ type StoredResult struct {
 }
 
 // Lookup returns the stored result of invocationID, or an error matching
-// ErrNoResult when there is none. It does not wait.
+// ErrNoResult when there is none. It does not wait. The server hands a
+// result to subscribers before the stream stores it, so a result Await has
+// just returned may not be found by Lookup for a moment.
 func (c *Client) Lookup(ctx context.Context, invocationID string) (*StoredResult, error) {
 	if !envelope.ValidID(invocationID) {
 		return nil, fmt.Errorf("%w: %q", ErrInvalidInvocationID, invocationID)
@@ -46,7 +48,9 @@ func (c *Client) Lookup(ctx context.Context, invocationID string) (*StoredResult
 }
 
 // Await returns the result of invocationID: the stored one if the invocation
-// already finished, else the next one published. It waits until ctx ends
+// already finished, else the next one published (seen on a subscription or,
+// when it was published just as Await began, in the stream, which Await
+// looks at again now and then while it waits). It waits until ctx ends
 // (then the error matches ctx.Err()). Any status is a result: a
 // dead_lettered result means the request is parked in the DLQ and may
 // complete after a replay (Await again, or AwaitAfter its sequence).
@@ -63,8 +67,8 @@ func (c *Client) AwaitAfter(ctx context.Context, invocationID string, afterSeq u
 	}
 	subject := envelope.ResultSubject(c.cfg.ResultPrefix, invocationID)
 	// Subscribe first, and make sure the server has the subscription before
-	// looking at the stream: a result stored after the look-up is then
-	// delivered to the subscription.
+	// looking at the stream: a result published after that is delivered to
+	// the subscription.
 	sub, err := c.nc.SubscribeSync(subject)
 	if err != nil {
 		return nil, fmt.Errorf("client: await %s: subscribe: %w", invocationID, err)
@@ -83,15 +87,44 @@ func (c *Client) AwaitAfter(ctx context.Context, invocationID string, afterSeq u
 	if c.waitingHook != nil {
 		c.waitingHook(invocationID)
 	}
-	msg, err := sub.NextMsgWithContext(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
+	// A result published just before the subscription was in place is not
+	// delivered to it, and the stream stores a message after the server has
+	// handed it to the subscribers of its subject (asynchronously; in a
+	// cluster only after the replicas agree), so the look-up above can miss
+	// it too. Look again now and then while waiting: soon at first (that is
+	// when such a result shows up in the stream), then rarely.
+	delay := relookupFirst
+	for {
+		wctx, cancel := context.WithTimeout(ctx, delay)
+		msg, err := sub.NextMsgWithContext(wctx)
+		cancel()
+		switch {
+		case err == nil:
+			return decode(invocationID, msg.Data)
+		case ctx.Err() != nil:
 			return nil, fmt.Errorf("client: await %s: %w", invocationID, ctx.Err())
+		case !errors.Is(err, context.DeadlineExceeded):
+			return nil, fmt.Errorf("client: await %s: %w", invocationID, err)
 		}
-		return nil, fmt.Errorf("client: await %s: %w", invocationID, err)
+		stored, err := c.Lookup(ctx, invocationID)
+		switch {
+		case err == nil && stored.Seq > afterSeq:
+			return stored.Result, nil
+		case errors.Is(err, ErrBadResult):
+			return nil, err
+		}
+		// No newer result stored yet, or the look-up failed (the live
+		// subscription still works; the next look-up tries again).
+		delay = min(2*delay, relookupMax)
 	}
-	return decode(invocationID, msg.Data)
 }
+
+// Intervals of Await's repeated look-ups while it waits: relookupFirst,
+// doubling up to relookupMax.
+const (
+	relookupFirst = 50 * time.Millisecond
+	relookupMax   = 5 * time.Second
+)
 
 // flushTimeout bounds the flush when ctx has no deadline (nats.go needs
 // one).

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/agentfleet/agentfleet/internal/streams/streamstest"
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/client"
@@ -83,7 +85,10 @@ func TestAwaitAfterCompletion(t *testing.T) {
 	if err != nil || res.Status != envelope.StatusCompleted {
 		t.Fatalf("SubmitAndAwait = %+v, %v", res, err)
 	}
-	// Long after completion, Await reads the stored result and does not wait.
+	// The live result can reach SubmitAndAwait before the stream has stored
+	// it. Once the worker has acked (after the result's PubAck) the result is
+	// stored: from then on Await reads it and does not wait.
+	waitDrained(ctx, t, tg)
 	client.SetWaitingHook(c, func(id string) { t.Errorf("Await waited for %s although it completed", id) })
 	again, err := c.Await(ctx, res.InvocationID)
 	if err != nil || again.Content != "echo: first" {
@@ -215,6 +220,33 @@ func TestSubmitValidates(t *testing.T) {
 	}
 }
 
+// waitDrained waits until the requests stream (a work queue) is empty: every
+// request acked, which the worker does after its result's PubAck, so every
+// result is stored.
+func waitDrained(ctx context.Context, t *testing.T, tg streamstest.Target) {
+	t.Helper()
+	s, err := tg.JS.Stream(ctx, tg.Cfg.RequestsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		info, err := s.Info(ctx)
+		if err != nil {
+			t.Fatalf("requests stream: %v", err)
+		}
+		if info.State.Msgs == 0 {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			t.Fatalf("%d requests still not acked: %v", info.State.Msgs, ctx.Err())
+		}
+	}
+}
+
 // recv receives from ch or fails the test when ctx ends first.
 func recv[T any](ctx context.Context, t *testing.T, ch <-chan T) T {
 	t.Helper()
@@ -224,5 +256,49 @@ func recv[T any](ctx context.Context, t *testing.T, ch <-chan T) T {
 	case <-ctx.Done():
 		t.Fatalf("waited in vain: %v", ctx.Err())
 		panic("unreachable")
+	}
+}
+
+// The server hands a result to the subscribers of its subject before the
+// stream stores it, so a result published just before Await's subscription
+// was in place reaches neither the subscription nor Await's first look-up.
+// The stream here stores what is published to staging.<id> as res.<id>:
+// the waiting hook publishes there after the first look-up, which is that
+// race made certain. Await must still see the result (from the stream).
+func TestAwaitSeesAResultStoredButNotDeliveredLive(t *testing.T) {
+	tg := streamstest.Embedded(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if _, err := tg.JS.CreateStream(ctx, jetstream.StreamConfig{
+		Name: "RES_STAGED", Subjects: []string{"staging.*"},
+		SubjectTransform:  &jetstream.SubjectTransformConfig{Source: "staging.*", Destination: "res.{{wildcard(1)}}"},
+		MaxMsgsPerSubject: 1, AllowDirect: true, Storage: jetstream.MemoryStorage,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(tg.JS, tg.NC, client.Config{ResultsStream: "RES_STAGED", ResultPrefix: "res"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish := func(id, content string) uint64 {
+		t.Helper()
+		b, _ := (&envelope.Result{InvocationID: id, Status: envelope.StatusCompleted, Content: content}).Encode()
+		ack, err := tg.JS.Publish(ctx, "staging."+id, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ack.Sequence
+	}
+	client.SetWaitingHook(c, func(id string) { publish(id, "stored after the look-up") })
+
+	res, err := c.Await(ctx, "inv-staged")
+	if err != nil || res.Content != "stored after the look-up" {
+		t.Fatalf("Await = %+v, %v", res, err)
+	}
+	// AwaitAfter's later look-ups still ignore the older result.
+	old := publish("inv-staged-2", "old")
+	res, err = c.AwaitAfter(ctx, "inv-staged-2", old)
+	if err != nil || res.Content != "stored after the look-up" {
+		t.Fatalf("AwaitAfter = %+v, %v", res, err)
 	}
 }

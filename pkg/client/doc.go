@@ -6,6 +6,11 @@
 // Awaiting works before and after completion: Await first subscribes to the
 // result subject with a plain core-NATS subscription, then reads the last
 // stored message of that subject from AGENT_RESULTS, and only then waits on
-// the subscription, so a result published at any moment is seen. This needs
-// nothing newer than NATS server 2.9 (no ordered consumers).
+// the subscription. The server hands a published result to the subject's
+// subscribers before the stream has stored it, so a result published just
+// before the subscription was in place can be neither delivered to it nor
+// found by that look-up: while waiting, Await looks up the stored result
+// again, after 50ms and then at doubling intervals up to 5s. So a result
+// published at any moment is seen. This needs nothing newer than NATS server
+// 2.9 (no ordered consumers).
 package client
