@@ -15,26 +15,29 @@ import (
 // transitionScript stores an invocation record (a hash) unless it is
 // completed, keeping created_at, counting attempts and setting finished_at
 // as session.ApplyTransition does. KEYS[1] record key; ARGV: id, status,
-// session JSON, result, error, now, retention ms. Returns {1, HGETALL} when
-// stored, {0, HGETALL} when the record is completed.
+// session JSON, result, error, now, retention ms. Returns {1, {created_at,
+// attempts}} when stored (the caller has the rest: it just sent it), {0,
+// HGETALL} when the record is completed.
 var transitionScript = redis.NewScript(`
 local key = KEYS[1]
-if redis.call('HGET', key, 'status') == 'completed' then
+local cur = redis.call('HMGET', key, 'status', 'created_at')
+if cur[1] == 'completed' then
   return {0, redis.call('HGETALL', key)}
 end
 local now = ARGV[6]
-redis.call('HSETNX', key, 'created_at', now)
-redis.call('HSETNX', key, 'attempts', 0)
-redis.call('HSET', key, 'id', ARGV[1], 'status', ARGV[2], 'session', ARGV[3],
-  'result', ARGV[4], 'error', ARGV[5], 'updated_at', now)
-if ARGV[2] == 'running' then
-  redis.call('HINCRBY', key, 'attempts', 1)
+local created = cur[2] or now
+local running = ARGV[2] == 'running'
+local attempts = redis.call('HINCRBY', key, 'attempts', running and 1 or 0)
+if running then
   redis.call('HDEL', key, 'finished_at')
+  redis.call('HSET', key, 'id', ARGV[1], 'status', ARGV[2], 'session', ARGV[3],
+    'result', ARGV[4], 'error', ARGV[5], 'updated_at', now, 'created_at', created)
 else
-  redis.call('HSET', key, 'finished_at', now)
+  redis.call('HSET', key, 'id', ARGV[1], 'status', ARGV[2], 'session', ARGV[3],
+    'result', ARGV[4], 'error', ARGV[5], 'updated_at', now, 'created_at', created, 'finished_at', now)
 end
 redis.call('PEXPIRE', key, ARGV[7])
-return {1, redis.call('HGETALL', key)}
+return {1, {created, tostring(attempts)}}
 `)
 
 // Invocations is a session.InvocationStore on Redis: one hash per
@@ -92,20 +95,43 @@ func (s *Invocations) Transition(ctx context.Context, rec *session.Invocation) e
 		return fmt.Errorf("redissession: transition invocation %q: unexpected reply %v", rec.ID, res)
 	}
 	flat, _ := res[1].([]any)
-	m := make(map[string]string, len(flat)/2)
-	for i := 0; i+1 < len(flat); i += 2 {
-		k, _ := flat[i].(string)
-		v, _ := flat[i+1].(string)
-		m[k] = v
-	}
-	stored, err := decodeInvocation(m)
-	if err != nil {
-		return err
-	}
 	if ok, _ := res[0].(int64); ok != 1 {
+		m := make(map[string]string, len(flat)/2)
+		for i := 0; i+1 < len(flat); i += 2 {
+			k, _ := flat[i].(string)
+			v, _ := flat[i+1].(string)
+			m[k] = v
+		}
+		stored, err := decodeInvocation(m)
+		if err != nil {
+			return err
+		}
 		return &session.InvocationCompletedError{Current: stored}
 	}
-	*rec = *stored
+	if len(flat) != 2 {
+		return fmt.Errorf("redissession: transition invocation %q: unexpected reply %v", rec.ID, res)
+	}
+	created, _ := flat[0].(string)
+	attempts, _ := flat[1].(string)
+	// What the script stored: rec as sent, plus the kept created_at, the
+	// counted attempts and the times.
+	out := *rec
+	out.Result = nil
+	if len(rec.Result) > 0 {
+		out.Result = rec.Result
+	}
+	if out.CreatedAt, err = time.Parse(time.RFC3339Nano, created); err != nil {
+		return fmt.Errorf("redissession: transition invocation %q: created_at: %w", rec.ID, err)
+	}
+	if out.Attempts, err = strconv.Atoi(attempts); err != nil {
+		return fmt.Errorf("redissession: transition invocation %q: attempts: %w", rec.ID, err)
+	}
+	out.UpdatedAt, _ = time.Parse(time.RFC3339Nano, now)
+	out.FinishedAt = time.Time{}
+	if rec.Status != session.InvocationRunning {
+		out.FinishedAt = out.UpdatedAt
+	}
+	*rec = out
 	return nil
 }
 
