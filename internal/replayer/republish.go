@@ -10,6 +10,7 @@ import (
 	"github.com/agentfleet/agentfleet/internal/worker"
 	"github.com/agentfleet/agentfleet/pkg/dlq"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
+	"github.com/agentfleet/agentfleet/pkg/taxonomy"
 )
 
 // ReplayMsgID is the Nats-Msg-Id of the n-th replay of an invocation:
@@ -22,7 +23,8 @@ func ReplayMsgID(invocationID string, n int) string {
 // ReplayMsg returns the request message that replays e: its original
 // request on <request prefix>.<agent> with Agent-Resume: true,
 // Agent-Replay-Count: e.ReplayCount+1, Agent-First-Failed-At and the
-// Nats-Msg-Id ReplayMsgID.
+// Nats-Msg-Id ReplayMsgID; a CALL_BUDGET entry also gets
+// Agent-Fresh-Budget: true.
 func ReplayMsg(sc streams.Config, e *dlq.Entry) *nats.Msg {
 	n := e.ReplayCount + 1
 	msg := &nats.Msg{Subject: sc.RequestSubject(e.Agent), Data: e.OriginalRequest(), Header: nats.Header{}}
@@ -30,5 +32,10 @@ func ReplayMsg(sc streams.Config, e *dlq.Entry) *nats.Msg {
 	msg.Header.Set(envelope.HeaderResume, "true")
 	msg.Header.Set(envelope.HeaderReplayCount, strconv.Itoa(n))
 	msg.Header.Set(worker.HeaderFirstFailedAt, e.FirstFailedAt.UTC().Format(time.RFC3339Nano))
+	if e.Class == string(taxonomy.CallBudget) {
+		// Replayed only with --force, after a person fixed the loop: the
+		// budget the earlier runs used up must not end it again at once.
+		msg.Header.Set(envelope.HeaderFreshBudget, "true")
+	}
 	return msg
 }

@@ -193,6 +193,9 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	out, runErr := runner.Invoke(ctx, agent.RunRequest{
 		InvocationID: req.InvocationID, UserID: req.UserID, SessionID: req.SessionID,
 		Message: req.Message, Stop: stop,
+		// Only a replay may reset the budget (see envelope.HeaderFreshBudget);
+		// the run limit still bounds how often it runs.
+		FreshBudget: j.replay > 0 && msg.Headers().Get(envelope.HeaderFreshBudget) == "true",
 	})
 	w.deps.Metrics.inFlight(-1)
 	w.finish(ctx, j, runner, out, runErr)

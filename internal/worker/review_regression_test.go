@@ -103,3 +103,57 @@ func TestCompletedInvocationRepublishesAMissingResult(t *testing.T) {
 		t.Fatalf("model calls = %d: the invocation ran again", llm.Calls())
 	}
 }
+
+// A CALL_BUDGET entry replayed after the loop was fixed runs with a fresh
+// budget when the replay carries Agent-Fresh-Budget (the replayer sets it);
+// without it the resumed run is charged its earlier calls and stops again
+// before calling the model.
+func TestForcedCallBudgetReplayGetsAFreshBudget(t *testing.T) {
+	e := newEnv(t)
+	call := func() agenttest.Step {
+		return agenttest.Reply(agenttest.Call("get_order", map[string]any{"order_id": "A-1042"}))
+	}
+	llm := agenttest.NewScriptedModel(call(), call(), agenttest.Reply(agenttest.Text("fixed")))
+	ag := e.supportAgent(llm)
+	ag.MaxModelCalls = 2
+	e.startWorker("w1", ag, worker.Config{})
+	e.publish(request("inv-budget", "s1", "loop"), nil)
+	if res := e.await("inv-budget"); res.Status != envelope.StatusDeadLettered || res.ErrorClass != "CALL_BUDGET" {
+		t.Fatalf("first run: %+v", res)
+	}
+	replay := func(n string, fresh bool) *envelope.Result {
+		h := map[string]string{envelope.HeaderReplayCount: n, envelope.HeaderResume: "true"}
+		if fresh {
+			h[envelope.HeaderFreshBudget] = "true"
+		}
+		e.publishRaw(e.sc.RequestSubject("support"), mustJSON(t, request("inv-budget", "s1", "loop")), "replay-inv-budget-"+n, h)
+		return e.await("inv-budget")
+	}
+	if res := replay("1", false); res.Status != envelope.StatusDeadLettered || res.ErrorClass != "CALL_BUDGET" || llm.Calls() != 2 {
+		t.Fatalf("replay without a fresh budget: %+v after %d model calls, want CALL_BUDGET after 2", res, llm.Calls())
+	}
+	if res := replay("2", true); res.Status != envelope.StatusCompleted || res.Content != "fixed" {
+		t.Fatalf("replay with a fresh budget: %+v", res)
+	}
+	if llm.Calls() != 3 {
+		t.Fatalf("model calls = %d, want 3", llm.Calls())
+	}
+}
+
+// A first delivery cannot reset the budget: the header only counts on a
+// replay.
+func TestFreshBudgetHeaderIgnoredOutsideReplays(t *testing.T) {
+	e := newEnv(t)
+	call := func() agenttest.Step {
+		return agenttest.Reply(agenttest.Call("get_order", map[string]any{"order_id": "A-1042"}))
+	}
+	llm := agenttest.NewScriptedModel(call(), call(), call(), agenttest.Reply(agenttest.Text("never")))
+	ag := e.supportAgent(llm)
+	ag.MaxModelCalls = 2
+	e.startWorker("w1", ag, worker.Config{})
+	e.publishRaw(e.sc.RequestSubject("support"), mustJSON(t, request("inv-nofresh", "s1", "loop")), "inv-nofresh",
+		map[string]string{envelope.HeaderFreshBudget: "true"})
+	if res := e.await("inv-nofresh"); res.Status != envelope.StatusDeadLettered || res.ErrorClass != "CALL_BUDGET" || llm.Calls() != 2 {
+		t.Fatalf("result %+v after %d model calls, want CALL_BUDGET after 2", res, llm.Calls())
+	}
+}

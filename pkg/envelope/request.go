@@ -26,6 +26,13 @@ const (
 	// HeaderReplayCount counts how often the request was replayed from the
 	// dead-letter stream.
 	HeaderReplayCount = "Agent-Replay-Count"
+	// HeaderFreshBudget ("true"), on a replay, starts the resumed
+	// invocation's model-call budget at zero instead of charging the calls of
+	// its earlier runs. The replayer sets it on CALL_BUDGET entries, which it
+	// replays only when a person forces it after fixing the loop; without it
+	// such a replay would hit the budget again on its first call. It is
+	// ignored on requests that are not replays.
+	HeaderFreshBudget = "Agent-Fresh-Budget"
 )
 
 // Request is what a producer publishes: one user message for one agent.
