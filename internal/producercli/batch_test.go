@@ -95,7 +95,7 @@ func TestRunBatchTwiceRunsNothingAgain(t *testing.T) {
 
 	// A result can reach RunBatch live before the stream stores it; the
 	// rerun looks results up, so wait until they are stored.
-	waitDrained(ctx, t, tg)
+	streamstest.WaitDrained(ctx, t, tg)
 	second, err := producercli.RunBatch(ctx, c, lines, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -206,7 +206,7 @@ func TestCLI(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	waitDrained(ctx, t, tg) // the rerun must find every result stored
+	streamstest.WaitDrained(ctx, t, tg) // the rerun must find every result stored
 	code, out, _ = run("batch", "--file", file)
 	if code != producercli.ExitOK || !strings.Contains(out, "skipped (already completed)  -      3") {
 		t.Fatalf("second batch: code %d\n%s", code, out)
@@ -247,33 +247,6 @@ func TestProgressBarOnTerminal(t *testing.T) {
 	p.Finish()
 	if !strings.Contains(buf.String(), "line 2 b failed AUTH") {
 		t.Fatalf("bar output lacks the failure line: %q", buf.String())
-	}
-}
-
-// waitDrained waits until the requests stream (a work queue) is empty: every
-// request acked, which the worker does after its result's PubAck, so every
-// result is stored (the live copy can arrive before that).
-func waitDrained(ctx context.Context, t *testing.T, tg streamstest.Target) {
-	t.Helper()
-	s, err := tg.JS.Stream(ctx, tg.Cfg.RequestsStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		info, err := s.Info(ctx)
-		if err != nil {
-			t.Fatalf("requests stream: %v", err)
-		}
-		if info.State.Msgs == 0 {
-			return
-		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			t.Fatalf("%d requests still not acked: %v", info.State.Msgs, ctx.Err())
-		}
 	}
 }
 

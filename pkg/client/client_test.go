@@ -88,7 +88,7 @@ func TestAwaitAfterCompletion(t *testing.T) {
 	// The live result can reach SubmitAndAwait before the stream has stored
 	// it. Once the worker has acked (after the result's PubAck) the result is
 	// stored: from then on Await reads it and does not wait.
-	waitDrained(ctx, t, tg)
+	streamstest.WaitDrained(ctx, t, tg)
 	client.SetWaitingHook(c, func(id string) { t.Errorf("Await waited for %s although it completed", id) })
 	again, err := c.Await(ctx, res.InvocationID)
 	if err != nil || again.Content != "echo: first" {
@@ -217,33 +217,6 @@ func TestSubmitValidates(t *testing.T) {
 	}
 	if _, err := c.Await(ctx, "inv-bad"); !errors.Is(err, client.ErrBadResult) {
 		t.Errorf("Await of a bad result = %v", err)
-	}
-}
-
-// waitDrained waits until the requests stream (a work queue) is empty: every
-// request acked, which the worker does after its result's PubAck, so every
-// result is stored.
-func waitDrained(ctx context.Context, t *testing.T, tg streamstest.Target) {
-	t.Helper()
-	s, err := tg.JS.Stream(ctx, tg.Cfg.RequestsStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		info, err := s.Info(ctx)
-		if err != nil {
-			t.Fatalf("requests stream: %v", err)
-		}
-		if info.State.Msgs == 0 {
-			return
-		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			t.Fatalf("%d requests still not acked: %v", info.State.Msgs, ctx.Err())
-		}
 	}
 }
 

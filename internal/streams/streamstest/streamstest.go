@@ -99,3 +99,31 @@ func ensure(t testing.TB, js jetstream.JetStream, cfg streams.Config) {
 		t.Fatalf("streamstest: ensure: %v", err)
 	}
 }
+
+// WaitDrained waits until tg's requests stream (a work queue) is empty:
+// every request acked. Workers ack after their result's PubAck, so every
+// result is then stored (a subscriber can see it live before that). It
+// fails t when ctx ends first.
+func WaitDrained(ctx context.Context, t testing.TB, tg Target) {
+	t.Helper()
+	s, err := tg.JS.Stream(ctx, tg.Cfg.RequestsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		info, err := s.Info(ctx)
+		if err != nil {
+			t.Fatalf("requests stream: %v", err)
+		}
+		if info.State.Msgs == 0 {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			t.Fatalf("%d requests still not acked: %v", info.State.Msgs, ctx.Err())
+		}
+	}
+}
