@@ -52,15 +52,7 @@ func TestReplayAgainstExternalNATS(t *testing.T) {
 		pub: dlq.NewPublisher(js, dlq.Config{Stream: sc.DLQStream, Prefix: sc.DLQPrefix})}
 	ids := x.seed("ext", 600, "SERVER", 0)
 	x.seed("ext-auth", 3, "AUTH", 0) // not auto-replayable: stays
-	f, err := OpenFleet(ctx, cfg, false, nopLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	plan, err := Plan(ctx, f, Selection{MaxReplays: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, plan := x.openAndPlan(ctx, Selection{MaxReplays: 3})
 	if len(plan) != len(ids)+3 {
 		t.Fatalf("planned %d entries, want %d", len(plan), len(ids)+3)
 	}

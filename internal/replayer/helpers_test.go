@@ -347,3 +347,18 @@ func contains(t testing.TB, s string, subs ...string) {
 var _ = session.ErrNotFound
 
 func nopLog() zerolog.Logger { return zerolog.Nop() }
+
+// openAndPlan opens the fleet (closed when the test ends) and plans sel.
+func (x *fx) openAndPlan(ctx context.Context, sel Selection) (*Fleet, []Planned) {
+	x.t.Helper()
+	f, err := OpenFleet(ctx, x.cfg, false, nopLog())
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	x.t.Cleanup(f.Close)
+	plan, err := Plan(ctx, f, sel)
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	return f, plan
+}

@@ -27,15 +27,7 @@ func TestRemoverKeepsWhatWasNotHandled(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids = append(ids, x.seed("rm2", 300, "SERVER", 0)...)
-	f, err := OpenFleet(ctx, x.cfg, false, nopLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	plan, err := Plan(ctx, f, Selection{MaxReplays: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, plan := x.openAndPlan(ctx, Selection{MaxReplays: 3})
 	// Drop an entry after planning; it was never handled and must stay.
 	dropped := []string{"rm2-200"}
 	var act []Planned
@@ -113,15 +105,7 @@ func TestRemoverHaltLeavesUnreached(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	x.seed("h", 40, "SERVER", 0)
-	f, err := OpenFleet(ctx, x.cfg, false, nopLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	plan, err := Plan(ctx, f, Selection{MaxReplays: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, plan := x.openAndPlan(ctx, Selection{MaxReplays: 3})
 	// Replay only every other entry of the plan: the rest are "not
 	// reached" from the remover's point of view (their slots stay pending).
 	var some []Planned

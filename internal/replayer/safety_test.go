@@ -260,19 +260,11 @@ func TestKilledReplayerRestartsWithoutLossOrDuplicates(t *testing.T) {
 	x.seed("kill", n, "SERVER", 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	f, err := OpenFleet(ctx, x.cfg, false, nopLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	plan, err := Plan(ctx, f, Selection{MaxReplays: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, plan := x.openAndPlan(ctx, Selection{MaxReplays: 3})
 	var mu sync.Mutex
 	published := 0
 	errKilled := errors.New("killed")
-	err = Execute(ctx, f, plan, ExecOptions{Concurrency: 4, afterPublish: func(Planned) error {
+	err := Execute(ctx, f, plan, ExecOptions{Concurrency: 4, afterPublish: func(Planned) error {
 		mu.Lock()
 		defer mu.Unlock()
 		published++
