@@ -27,18 +27,24 @@ type toolResult struct {
 // durable and a resumed invocation runs only the failed call again.
 func (inv *invocation) runTools(ctx context.Context, calls []*model.FunctionCall, yield func(*session.Event, error) bool) (ended bool, err error) {
 	results := make([]toolResult, len(calls))
-	sem := make(chan struct{}, inv.agent.MaxParallelTools)
-	var wg sync.WaitGroup
-	for i, call := range calls {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			results[i] = inv.runTool(ctx, call)
-		}()
+	if len(calls) == 1 {
+		// The common case runs here: a goroutine would only add a fresh
+		// stack for the validation and the tool to grow again.
+		results[0] = inv.runTool(ctx, calls[0])
+	} else {
+		sem := make(chan struct{}, inv.agent.MaxParallelTools)
+		var wg sync.WaitGroup
+		for i, call := range calls {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				results[i] = inv.runTool(ctx, call)
+			}()
+		}
+		wg.Wait()
 	}
-	wg.Wait()
 
 	ev := &session.Event{Author: inv.agent.Name, Content: &model.Content{Role: model.RoleUser}}
 	var firstErr error
