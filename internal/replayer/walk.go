@@ -76,6 +76,7 @@ func (f *Fleet) walk(ctx context.Context, filter dlq.Filter, upTo uint64) iter.S
 		defer msgs.Stop()
 		stopOnCancel := context.AfterFunc(ctx, msgs.Stop)
 		defer stopOnCancel()
+		var lastDelivery, lastStream uint64 // the consumer and stream sequences of the last message
 		for pending > 0 {
 			m, err := msgs.Next(jetstream.NextMaxWait(5 * time.Second))
 			if ctx.Err() != nil {
@@ -94,6 +95,16 @@ func (f *Fleet) walk(ctx context.Context, filter dlq.Filter, upTo uint64) iter.S
 				yield(nil, fmt.Errorf("walk the DLQ: %w", err))
 				return
 			}
+			// Without acks nothing is redelivered: a delivery lost on the way
+			// (a reconnect in the middle of a prefetched batch) would leave a
+			// hole in the plan that looks like a complete run of entries, and
+			// the batched removal relies on the plan being complete. Stop.
+			if md.Sequence.Consumer != lastDelivery+1 {
+				yield(nil, fmt.Errorf("walk the DLQ: %w: %d deliveries after stream sequence %d never arrived; nothing was replayed or removed, run again",
+					ErrWalkInterrupted, md.Sequence.Consumer-lastDelivery-1, lastStream))
+				return
+			}
+			lastDelivery, lastStream = md.Sequence.Consumer, md.Sequence.Stream
 			pending = md.NumPending
 			seq := md.Sequence.Stream
 			if upTo > 0 && seq > upTo {
@@ -122,6 +133,10 @@ func (f *Fleet) walk(ctx context.Context, filter dlq.Filter, upTo uint64) iter.S
 		}
 	}
 }
+
+// ErrWalkInterrupted is returned (wrapped) by Plan when deliveries of the
+// walk were lost, e.g. to a reconnect: the plan would be incomplete.
+var ErrWalkInterrupted = errors.New("the walk of the DLQ was interrupted")
 
 // validToken reports whether s is a single subject token.
 func validToken(s string) bool {
