@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -230,18 +231,23 @@ func (w *Worker) publishResult(ctx context.Context, res *envelope.Result) error 
 	return err
 }
 
-// ensureResult re-publishes a finished invocation's result if the results
-// stream no longer holds it (e.g. it aged out or the publish was lost).
+// ensureResult re-publishes a finished invocation's result unless it is
+// the last one the results stream holds for the invocation: it may have aged
+// out, or its publish failed after the record was written, in which case the
+// stream may still hold an earlier result of the invocation (the
+// dead_lettered one a replay followed).
 func (w *Worker) ensureResult(ctx context.Context, res *envelope.Result) error {
 	s, err := w.deps.JS.Stream(ctx, w.deps.Streams.ResultsStream)
 	if err != nil {
 		return err
 	}
-	_, err = s.GetLastMsgForSubject(ctx, w.deps.Streams.ResultSubject(res.InvocationID))
-	if err == nil {
-		return nil
-	}
-	if !errors.Is(err, jetstream.ErrMsgNotFound) {
+	last, err := s.GetLastMsgForSubject(ctx, w.deps.Streams.ResultSubject(res.InvocationID))
+	switch {
+	case err == nil:
+		if want, encErr := res.Encode(); encErr == nil && bytes.Equal(last.Data, want) {
+			return nil
+		}
+	case !errors.Is(err, jetstream.ErrMsgNotFound):
 		return err
 	}
 	return w.publishResult(ctx, res)

@@ -1,0 +1,80 @@
+package worker_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentfleet/agentfleet/internal/worker"
+	"github.com/agentfleet/agentfleet/pkg/agent/agenttest"
+	"github.com/agentfleet/agentfleet/pkg/envelope"
+)
+
+// failingJS fails the next publish on a result subject once armed.
+type failingJS struct {
+	jetstream.JetStream
+	armed atomic.Bool
+	pfx   string
+}
+
+func (f *failingJS) Publish(ctx context.Context, subj string, data []byte, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	if strings.HasPrefix(subj, f.pfx) && f.armed.CompareAndSwap(true, false) {
+		return nil, errors.New("injected: nats: timeout")
+	}
+	return f.JetStream.Publish(ctx, subj, data, opts...)
+}
+
+// A replay completes, its record is written, and its result publish fails.
+// The redelivery finds the completed record and must publish the completed
+// result even though the stream already holds a result of the invocation
+// (the dead_lettered one the replay followed). A further duplicate delivery
+// publishes nothing more: the stored result is already the record's.
+func TestReplayResultRepublishedAfterAFailedPublish(t *testing.T) {
+	e := newEnv(t)
+	fj := &failingJS{pfx: e.sc.ResultSubject("")}
+	e.deps = func(d *worker.Deps) { fj.JetStream = d.JS; d.JS = fj }
+	call := func() agenttest.Step {
+		return agenttest.Reply(agenttest.Call("get_order", map[string]any{"order_id": "A-1042"}))
+	}
+	llm := agenttest.NewScriptedModel(call(), call(), agenttest.Reply(agenttest.Text("fixed")))
+	ag := e.supportAgent(llm)
+	ag.MaxModelCalls = 2
+	w := e.startWorker("w1", ag, worker.Config{})
+	e.publish(request("inv-rp", "s1", "loop"), nil)
+	if res := e.await("inv-rp"); res.Status != envelope.StatusDeadLettered {
+		t.Fatalf("first run: %+v", res)
+	}
+	fj.armed.Store(true)
+	e.publishRaw(e.sc.RequestSubject("support"), mustJSON(t, request("inv-rp", "s1", "loop")), "replay-inv-rp-1",
+		map[string]string{envelope.HeaderReplayCount: "1", envelope.HeaderResume: "true", envelope.HeaderFreshBudget: "true"})
+	if res := e.await("inv-rp"); res.Status != envelope.StatusCompleted || res.Content != "fixed" {
+		t.Fatalf("after the failed publish: %+v", res)
+	}
+	eventually(t, "redelivery acked as duplicate", func() bool { return w.count("support", "duplicate") == 1 })
+	ctx := context.Background()
+	s, err := e.js.Stream(ctx, e.sc.ResultsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := s.GetLastMsgForSubject(ctx, e.sc.ResultSubject("inv-rp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := envelope.DecodeResult(last.Data); r == nil || r.Status != envelope.StatusCompleted {
+		t.Fatalf("last stored result = %s, want the completed one", last.Data)
+	}
+	// One more duplicate: nothing new is published.
+	e.publishRaw(e.sc.RequestSubject("support"), mustJSON(t, request("inv-rp", "s1", "loop")), "inv-rp-late", nil)
+	eventually(t, "late duplicate acked", func() bool { return w.count("support", "duplicate") == 2 })
+	again, err := s.GetLastMsgForSubject(ctx, e.sc.ResultSubject("inv-rp"))
+	if err != nil || again.Sequence != last.Sequence {
+		t.Fatalf("a duplicate of a completed invocation re-published its result (seq %d, was %d): %v", again.Sequence, last.Sequence, err)
+	}
+	if llm.Calls() != 3 {
+		t.Fatalf("model calls = %d, want 3", llm.Calls())
+	}
+}
