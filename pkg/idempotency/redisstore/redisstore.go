@@ -55,8 +55,8 @@ type Config struct {
 	LeaseMargin time.Duration
 	// Retention is the retention Complete is usually given (the worker's
 	// idempotency.retention); default idempotency.DefaultRetention. A claim
-	// keeps its invocation's index this long (+ IndexSlack), so Complete
-	// only touches the index when given a longer retention.
+	// makes its invocation's index live at least this long (+ IndexSlack),
+	// so the Complete that follows rarely has to extend it.
 	Retention time.Duration
 }
 
@@ -225,7 +225,7 @@ func (s *Store) Complete(ctx context.Context, t idempotency.Ticket, result json.
 		return fmt.Errorf("idempotency: complete %s: result is not valid JSON", t.Key)
 	}
 	res, err := s.runFenced(ctx, "complete", completeScript, t, []string{s.recordKey(t.Key), s.indexKey(t.InvocationID)},
-		t.Owner, time.Now().UnixMilli(), []byte(result), millis(retention), t.Key, millis(IndexSlack), retention > s.cfg.Retention)
+		t.Owner, time.Now().UnixMilli(), []byte(result), millis(retention), t.Key, millis(IndexSlack))
 	if err != nil {
 		return err
 	}

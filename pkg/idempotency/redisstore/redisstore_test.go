@@ -144,3 +144,40 @@ func TestLongerRetentionExtendsIndex(t *testing.T) {
 		t.Fatalf("Effects = %+v, %v", recs, err)
 	}
 }
+
+// A key claimed again long after its first claim (the in-progress record of
+// a crashed run expired; the invocation is replayed a day later) must leave
+// an index that outlives the completed record, or Effects would lose the
+// refund while its record still guards it.
+func TestLateReclaimKeepsTheIndexAlive(t *testing.T) {
+	c, prefix := redistest.Client(t)
+	s := redisstore.New(c, redisstore.Config{Prefix: prefix, Retention: 24 * time.Hour})
+	ctx := context.Background()
+	tk := idempotency.Ticket{Key: "idem:support:refund:late", InvocationID: "inv-late", Owner: "w1/run1"}
+	req := idempotency.ClaimRequest{Ticket: tk, Agent: "support", Tool: "refund", Lease: time.Minute}
+	if _, err := s.Claim(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	// The worker died; its record expired. A day later only 30 minutes of
+	// the index are left (PEXPIRE and DEL stand in for the clock).
+	idx := prefix + redisstore.DefaultIndexPrefix + "inv-late"
+	c.Del(ctx, prefix+tk.Key)
+	c.PExpire(ctx, idx, 30*time.Minute)
+	req.Owner = "w2/replay1"
+	if cl, err := s.Claim(ctx, req); err != nil || cl.Outcome != idempotency.OutcomeAcquired {
+		t.Fatalf("claim after the expiry: %+v, %v", cl, err)
+	}
+	if ittl := c.PTTL(ctx, idx).Val(); ittl < 24*time.Hour {
+		t.Fatalf("index TTL after the late claim = %s, want at least the 24h retention", ittl)
+	}
+	// A complete with a longer retention than configured extends it again.
+	if err := s.Complete(ctx, idempotency.Ticket{Key: tk.Key, InvocationID: "inv-late", Owner: req.Owner}, []byte(`{"refund_id":"R-1"}`), 48*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if rttl, ittl := c.PTTL(ctx, prefix+tk.Key).Val(), c.PTTL(ctx, idx).Val(); ittl < rttl {
+		t.Fatalf("index TTL %s < record TTL %s", ittl, rttl)
+	}
+	if recs, err := s.Effects(ctx, "inv-late"); err != nil || len(recs) != 1 || recs[0].Owner != "w2/replay1" {
+		t.Fatalf("Effects = %+v, %v", recs, err)
+	}
+}

@@ -26,10 +26,12 @@ import "github.com/redis/go-redis/v9"
 // Effects report; it is computed before the request is sent, so it never
 // ends after the lease the server enforces.
 //
-// An invocation's index is a set of its keys. A claim that adds a member
-// makes the index live at least Config.Retention (+ IndexSlack), so the
-// common Complete (retention <= Config.Retention) does not touch the index;
-// a longer retention extends it. Each script is one round trip and atomic.
+// An invocation's index is a set of its keys. Every claim makes the index
+// live at least Config.Retention (+ IndexSlack) and every complete at least
+// its retention (+ IndexSlack), so the index outlives each of its records
+// however late a key is claimed again (a replay a week later); both only
+// read the index's TTL unless it must grow. Each script is one round trip
+// and atomic.
 
 // luaShebang marks the scripts as Redis 7 scripts (not the EVAL
 // compatibility mode), which makes each write cheaper; it also means Redis
@@ -53,7 +55,8 @@ end
 // {'reclaimed', record}, {'completed', record} or {'in_progress', record}.
 var claimScript = redis.NewScript(luaShebang + luaIndexTTL + `
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  if redis.call('SADD', KEYS[2], ARGV[4]) == 1 then indexTTL(ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])) end
+  redis.call('SADD', KEYS[2], ARGV[4])
+  indexTTL(ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]))
   return {'acquired'}
 end
 local cur = redis.call('GET', KEYS[1])
@@ -64,7 +67,8 @@ if redis.call('PTTL', KEYS[1]) > tonumber(ARGV[3]) then return {'in_progress', c
 local owner, lease, meta = string.match(ARGV[1], '^[^\n]*\n([^\n]*)\n[^\n]*\n[^\n]*\n([^\n]*)\n(.*)$')
 local rec = 'in_progress\n' .. owner .. '\n' .. (tonumber(attempts) + 1) .. '\n' .. created .. '\n' .. lease .. '\n' .. meta
 redis.call('SET', KEYS[1], rec, 'PX', ARGV[2])
-if redis.call('SADD', KEYS[2], ARGV[4]) == 1 then indexTTL(ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])) end
+redis.call('SADD', KEYS[2], ARGV[4])
+indexTTL(ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]))
 return {'reclaimed', rec}
 `)
 
@@ -91,12 +95,11 @@ return {'ok'}
 `)
 
 // completeScript: KEYS[1] record, KEYS[2] index. ARGV owner, completed_ms,
-// result, retention_ms, key, index_slack_ms, extend_index (1 when the
-// retention exceeds what claims gave the index). Returns {'ok'},
-// {'completed'} (already completed by this owner) or a fence answer.
+// result, retention_ms, key, index_slack_ms. Returns {'ok'}, {'completed'}
+// (already completed by this owner) or a fence answer.
 var completeScript = redis.NewScript(luaShebang + luaIndexTTL + luaFence + `
 redis.call('SET', KEYS[1], 'completed' .. string.sub(cur, 12) .. '\n' .. ARGV[2] .. '\n' .. ARGV[3], 'PX', ARGV[4])
-if ARGV[7] == '1' then indexTTL(ARGV[5], tonumber(ARGV[4]), tonumber(ARGV[6])) end
+indexTTL(ARGV[5], tonumber(ARGV[4]), tonumber(ARGV[6]))
 return {'ok'}
 `)
 
