@@ -1,7 +1,14 @@
 // Package redisstore is the Redis backend of idempotency.Store (go-redis/v9).
 //
-// Every operation is one Lua script (EVALSHA, one round trip, atomic); Effects
-// reads the invocation's index set and its records (two round trips). Keys:
+// Every operation is one round trip and atomic. Claim is a MULTI/EXEC of
+// plain commands (SADD and EXPIRE NX/GT on the index, SET NX GET on the
+// record): a new key is claimed and a completed one answered without a
+// script, because on Redis 7.0 a script that writes costs the server several
+// times a bare SET. Only a claim that finds the key in progress runs the
+// claim script (a second round trip) to decide from the key's TTL whether
+// the lease is live and to take it over if not. Renew, Complete and Release
+// are Lua scripts (EVALSHA), fenced by the owner token. Effects reads the
+// invocation's index set and its records (two round trips). Keys:
 // records at Config.Prefix + key ("idem:<agent>:<tool>:<hash>" with the
 // default empty Prefix), the index of an invocation at Config.Prefix +
 // Config.IndexPrefix + invocation id. In-progress records expire after lease
@@ -18,6 +25,7 @@ package redisstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -35,8 +43,8 @@ const (
 	// DefaultLeaseMargin is how long an in-progress record outlives its
 	// lease before Redis deletes it.
 	DefaultLeaseMargin = time.Minute
-	// IndexSlack is how much longer than its longest-lived record an index
-	// set is kept, so that it is extended rarely (each extension is a write).
+	// IndexSlack is how much longer than the bound its records need an
+	// index set is kept (see Store.indexTTL).
 	IndexSlack = time.Hour
 )
 
@@ -55,8 +63,8 @@ type Config struct {
 	LeaseMargin time.Duration
 	// Retention is the retention Complete is usually given (the worker's
 	// idempotency.retention); default idempotency.DefaultRetention. A claim
-	// makes its invocation's index live at least this long (+ IndexSlack),
-	// so the Complete that follows rarely has to extend it.
+	// that creates an invocation's index keeps it long enough for the
+	// Complete that follows, which then only reads the index's TTL.
 	Retention time.Duration
 }
 
@@ -87,6 +95,15 @@ func (s *Store) recordKey(key string) string { return s.cfg.Prefix + key }
 
 func (s *Store) indexKey(invocationID string) string {
 	return s.cfg.Prefix + s.cfg.IndexPrefix + invocationID
+}
+
+// indexTTL is the TTL a claim gives a new index, and a renewal or reclaim at
+// least leaves it: Retention + lease + LeaseMargin + IndexSlack. The record
+// can be completed only before lease + LeaseMargin have passed (Redis then
+// deletes it), so a completed record kept Retention from then still ends
+// before the index, and the complete script need not write it.
+func (s *Store) indexTTL(lease time.Duration) time.Duration {
+	return s.cfg.Retention + lease + s.cfg.LeaseMargin + IndexSlack
 }
 
 func storeErr(op string, err error) error {
@@ -139,15 +156,57 @@ func (s *Store) Claim(ctx context.Context, req idempotency.ClaimRequest) (idempo
 	rec = strconv.AppendInt(rec, leaseUntil.UnixMilli(), 10)
 	rec = append(rec, '\n')
 	rec = append(rec, m...)
-	res, err := claimScript.Run(ctx, s.c, []string{s.recordKey(req.Key), s.indexKey(req.InvocationID)},
-		rec, millis(req.Lease+s.cfg.LeaseMargin), millis(s.cfg.LeaseMargin), req.Key,
-		millis(max(s.cfg.Retention, req.Lease+s.cfg.LeaseMargin)), millis(IndexSlack)).StringSlice()
+	rkey, ikey := s.recordKey(req.Key), s.indexKey(req.InvocationID)
+	ttl := req.Lease + s.cfg.LeaseMargin
+	indexTTL := s.indexTTL(req.Lease)
+	// The fast path: one pipelined round trip of plain commands (cheaper on
+	// the server and the client than a script or MULTI/EXEC). The index
+	// gets the key, and indexTTL if it is new (EXPIRE NX), then SET NX GET
+	// claims the record or returns the one there: that single command is
+	// the atomic claim. The index commands are idempotent and come first,
+	// so a member is never missing while its record exists; a member whose
+	// claim did not happen is skipped by Effects. An existing index is not
+	// extended here (one command less on the hot path, see scripts.go).
+	var set *redis.StatusCmd
+	_, err = s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.SAdd(ctx, ikey, req.Key)
+		p.ExpireNX(ctx, ikey, indexTTL)
+		set = p.SetArgs(ctx, rkey, rec, redis.SetArgs{Mode: "NX", TTL: ttl, Get: true})
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return idempotency.Claim{}, storeErr("claim", err)
+	}
+	if errors.Is(set.Err(), redis.Nil) {
+		// The key was new and holds the record we sent: build it here
+		// instead of reading it back.
+		return idempotency.Claim{Outcome: idempotency.OutcomeAcquired, Record: idempotency.Record{
+			Key: req.Key, InvocationID: req.InvocationID, Agent: req.Agent, Tool: req.Tool,
+			State: idempotency.StateInProgress, Owner: req.Owner, LeaseUntil: leaseUntil,
+			ArgsHash: req.ArgsHash, Attempts: 1, CreatedAt: now,
+		}}, nil
+	}
+	if !strings.HasPrefix(set.Val(), string(idempotency.StateInProgress)+"\n") {
+		// Completed (the replay path): what is stored is the answer.
+		found, err := parseRecord(req.Key, set.Val())
+		if err != nil {
+			return idempotency.Claim{}, storeErr("claim", err)
+		}
+		if found.State != idempotency.StateCompleted {
+			return idempotency.Claim{}, storeErr("claim", fmt.Errorf("decode record: state %q", found.State))
+		}
+		return idempotency.Claim{Outcome: idempotency.OutcomeCompleted, Record: found}, nil
+	}
+	// In progress: whether its lease is live, and the takeover if it is
+	// not, need the key's TTL and a conditional write: the script.
+	res, err := claimScript.Run(ctx, s.c, []string{rkey, ikey},
+		rec, millis(ttl), millis(s.cfg.LeaseMargin), req.Key,
+		millis(indexTTL)).StringSlice()
 	if err != nil {
 		return idempotency.Claim{}, storeErr("claim", err)
 	}
 	if len(res) == 1 && res[0] == string(idempotency.OutcomeAcquired) {
-		// The record is the one we sent: build it here instead of reading
-		// it back.
+		// The record expired between the two round trips.
 		return idempotency.Claim{Outcome: idempotency.OutcomeAcquired, Record: idempotency.Record{
 			Key: req.Key, InvocationID: req.InvocationID, Agent: req.Agent, Tool: req.Tool,
 			State: idempotency.StateInProgress, Owner: req.Owner, LeaseUntil: leaseUntil,
@@ -186,7 +245,14 @@ func (s *Store) runFenced(ctx context.Context, op string, script *redis.Script, 
 	if err := checkOwner(t.Owner); err != nil {
 		return nil, err // it could match another record's header lines
 	}
-	res, err := script.Run(ctx, s.c, keys, args...).StringSlice()
+	cmd := script.Run(ctx, s.c, keys, args...)
+	if err := cmd.Err(); err != nil {
+		return nil, storeErr(op, err)
+	}
+	if str, ok := cmd.Val().(string); ok {
+		return []string{str}, nil // 'ok'
+	}
+	res, err := cmd.StringSlice()
 	if err != nil {
 		return nil, storeErr(op, err)
 	}
@@ -205,8 +271,8 @@ func (s *Store) Renew(ctx context.Context, t idempotency.Ticket, lease time.Dura
 		return time.Time{}, fmt.Errorf("idempotency: renew %s: lease must be > 0", t.Key)
 	}
 	until := time.UnixMilli(time.Now().Add(lease).UnixMilli())
-	res, err := s.runFenced(ctx, "renew", renewScript, t, []string{s.recordKey(t.Key)},
-		t.Owner, until.UnixMilli(), millis(lease+s.cfg.LeaseMargin))
+	res, err := s.runFenced(ctx, "renew", renewScript, t, []string{s.recordKey(t.Key), s.indexKey(t.InvocationID)},
+		t.Owner, until.UnixMilli(), millis(lease+s.cfg.LeaseMargin), t.Key, millis(s.indexTTL(lease)))
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -225,7 +291,7 @@ func (s *Store) Complete(ctx context.Context, t idempotency.Ticket, result json.
 		return fmt.Errorf("idempotency: complete %s: result is not valid JSON", t.Key)
 	}
 	res, err := s.runFenced(ctx, "complete", completeScript, t, []string{s.recordKey(t.Key), s.indexKey(t.InvocationID)},
-		t.Owner, time.Now().UnixMilli(), []byte(result), millis(retention), t.Key, millis(IndexSlack))
+		t.Owner, time.Now().UnixMilli(), []byte(result), millis(retention), t.Key, millis(retention+IndexSlack))
 	if err != nil {
 		return err
 	}

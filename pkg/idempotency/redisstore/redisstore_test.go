@@ -130,8 +130,9 @@ func TestLongerRetentionExtendsIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	idx := prefix + redisstore.DefaultIndexPrefix + "inv-1"
-	if ttl := c.PTTL(ctx, idx).Val(); ttl > time.Minute+time.Second+redisstore.IndexSlack || ttl < time.Minute {
-		t.Fatalf("index TTL after claim = %s, want max(Retention 1m, lease + margin) + IndexSlack", ttl)
+	want := time.Minute + time.Second + redisstore.DefaultLeaseMargin + redisstore.IndexSlack
+	if ttl := c.PTTL(ctx, idx).Val(); ttl > want || ttl < want-2*time.Second {
+		t.Fatalf("index TTL after claim = %s, want Retention 1m + lease 1s + margin + IndexSlack = %s", ttl, want)
 	}
 	if err := s.Complete(ctx, tk, []byte(`{"status":"ok"}`), 3*time.Hour); err != nil {
 		t.Fatal(err)
@@ -167,10 +168,11 @@ func TestLateReclaimKeepsTheIndexAlive(t *testing.T) {
 	if cl, err := s.Claim(ctx, req); err != nil || cl.Outcome != idempotency.OutcomeAcquired {
 		t.Fatalf("claim after the expiry: %+v, %v", cl, err)
 	}
-	if ittl := c.PTTL(ctx, idx).Val(); ittl < 24*time.Hour {
-		t.Fatalf("index TTL after the late claim = %s, want at least the 24h retention", ittl)
+	if rttl, ittl := c.PTTL(ctx, prefix+tk.Key).Val(), c.PTTL(ctx, idx).Val(); ittl < rttl {
+		t.Fatalf("index TTL %s < in-progress record TTL %s after the late claim", ittl, rttl)
 	}
-	// A complete with a longer retention than configured extends it again.
+	// The complete makes the index outlive the completed record, even with
+	// a longer retention than configured.
 	if err := s.Complete(ctx, idempotency.Ticket{Key: tk.Key, InvocationID: "inv-late", Owner: req.Owner}, []byte(`{"refund_id":"R-1"}`), 48*time.Hour); err != nil {
 		t.Fatal(err)
 	}
@@ -179,5 +181,58 @@ func TestLateReclaimKeepsTheIndexAlive(t *testing.T) {
 	}
 	if recs, err := s.Effects(ctx, "inv-late"); err != nil || len(recs) != 1 || recs[0].Owner != "w2/replay1" {
 		t.Fatalf("Effects = %+v, %v", recs, err)
+	}
+}
+
+// A claim only ever extends the index: after a Complete with a retention
+// longer than configured, a claim of another key of the same invocation
+// must not cut the index back to Config.Retention (the claim's EXPIRE GT).
+func TestClaimNeverShortensTheIndex(t *testing.T) {
+	c, prefix := redistest.Client(t)
+	s := redisstore.New(c, redisstore.Config{Prefix: prefix, Retention: time.Minute})
+	ctx := context.Background()
+	first := idempotency.Ticket{Key: "idem:a:refund:1", InvocationID: "inv-1", Owner: "w/1"}
+	if _, err := s.Claim(ctx, idempotency.ClaimRequest{Ticket: first, Lease: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Complete(ctx, first, []byte(`{"ok":true}`), 5*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	second := idempotency.Ticket{Key: "idem:a:refund:2", InvocationID: "inv-1", Owner: "w/1"}
+	if cl, err := s.Claim(ctx, idempotency.ClaimRequest{Ticket: second, Lease: time.Second}); err != nil || cl.Outcome != idempotency.OutcomeAcquired {
+		t.Fatalf("second claim: %+v, %v", cl, err)
+	}
+	idx := prefix + redisstore.DefaultIndexPrefix + "inv-1"
+	if rttl, ittl := c.PTTL(ctx, prefix+first.Key).Val(), c.PTTL(ctx, idx).Val(); rttl < 4*time.Hour || ittl < rttl {
+		t.Fatalf("record TTL %s, index TTL %s after a later claim: the index must outlive the record", rttl, ittl)
+	}
+	if n := c.SCard(ctx, idx).Val(); n != 2 {
+		t.Fatalf("index holds %d keys, want 2", n)
+	}
+}
+
+// A long-running tool renews its lease; each renewal keeps the index alive
+// for a Complete that comes up to lease + margin later.
+func TestRenewKeepsTheIndexAlive(t *testing.T) {
+	c, prefix := redistest.Client(t)
+	s := redisstore.New(c, redisstore.Config{Prefix: prefix, Retention: time.Hour})
+	ctx := context.Background()
+	tk := idempotency.Ticket{Key: "idem:a:export:1", InvocationID: "inv-1", Owner: "w/1"}
+	if _, err := s.Claim(ctx, idempotency.ClaimRequest{Ticket: tk, Lease: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	idx := prefix + redisstore.DefaultIndexPrefix + "inv-1"
+	c.PExpire(ctx, idx, 10*time.Second) // the clock stands in: the tool ran for most of the index's life
+	if _, err := s.Renew(ctx, tk, 2*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if ttl := c.PTTL(ctx, idx).Val(); ttl < 3*time.Hour {
+		t.Fatalf("index TTL after a 2h renewal = %s, want at least Retention 1h + 2h", ttl)
+	}
+	if err := s.Complete(ctx, tk, []byte(`{"ok":true}`), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if rttl, ittl := c.PTTL(ctx, prefix+tk.Key).Val(), c.PTTL(ctx, idx).Val(); ittl < rttl {
+		t.Fatalf("index TTL %s < record TTL %s", ittl, rttl)
 	}
 }

@@ -18,7 +18,8 @@ import "github.com/redis/go-redis/v9"
 // The layout lets the hot scripts work with string prefixes instead of
 // decoding and re-encoding JSON (cjson costs more than the Redis commands the
 // scripts run): complete and renew check that the record starts with
-// "in_progress\n<owner>\n", claim writes a new record with SET NX.
+// "in_progress\n<owner>\n", claim writes a new record with SET NX (outside
+// any script on the fast path, see Store.Claim).
 //
 // Lease decisions use the key's TTL, i.e. the Redis server clock: an
 // in-progress record lives lease + margin, so its lease is live while its
@@ -26,37 +27,48 @@ import "github.com/redis/go-redis/v9"
 // Effects report; it is computed before the request is sent, so it never
 // ends after the lease the server enforces.
 //
-// An invocation's index is a set of its keys. Every claim makes the index
-// live at least Config.Retention (+ IndexSlack) and every complete at least
-// its retention (+ IndexSlack), so the index outlives each of its records
-// however late a key is claimed again (a replay a week later); both only
-// read the index's TTL unless it must grow. Each script is one round trip
-// and atomic.
+// An invocation's index is a set of its keys; it must outlive each of its
+// records, or Effects would miss an effect whose record still guards it.
+//   - A claim's fast path adds the key and, when it creates the index, gives
+//     it Store.indexTTL (Config.Retention + lease + LeaseMargin + IndexSlack).
+//   - The complete script makes the index live at least retention +
+//     IndexSlack, and re-adds the key if the index expired; usually that is
+//     one PTTL and no write. Renewals and reclaims (scripts) do the same with
+//     Store.indexTTL. No operation ever shortens an index.
+// So a completed record never outlives its index. An in-progress record
+// can, in one case only: a claim long after the invocation's last write
+// (a replay weeks later) finds an index with less than lease + LeaseMargin
+// left; if the worker then dies before completing or renewing, Effects
+// misses that in-progress record for at most lease + LeaseMargin, after
+// which the record itself is gone. The fast path leaves that case open to
+// keep the hot path at three plain commands (each more cost about 3 % of
+// the claim+complete rate here). Each script is one round trip and atomic.
 
 // luaShebang marks the scripts as Redis 7 scripts (not the EVAL
 // compatibility mode), which makes each write cheaper; it also means Redis
 // 7.0 or later is required.
 const luaShebang = "#!lua\n"
 
-// luaIndexTTL makes the index KEYS[2] live at least ttl (+ slack) when it
-// would not; extending it only when needed keeps most calls free of that
-// write. A missing index (PTTL -2) gets the member added back.
+// luaIndexTTL makes the index KEYS[2] live at least ttl when it would not;
+// extending it only when needed keeps most calls free of that write. A
+// missing index (PTTL -2) gets the member added back.
 const luaIndexTTL = `
-local function indexTTL(member, ttl, slack)
+local function indexTTL(member, ttl)
   local cur = redis.call('PTTL', KEYS[2])
   if cur == -2 then redis.call('SADD', KEYS[2], member) end
-  if cur < ttl then redis.call('PEXPIRE', KEYS[2], ttl + slack) end
+  if cur < ttl then redis.call('PEXPIRE', KEYS[2], ttl) end
 end
 `
 
-// claimScript: KEYS[1] record, KEYS[2] index. ARGV record (the new
+// claimScript is the slow path of Store.Claim, run when the fast path found
+// the key in progress. KEYS[1] record, KEYS[2] index. ARGV record (the new
 // in-progress record, built by the client), ttl_ms (lease + margin),
-// margin_ms, key, index_ttl_ms, index_slack_ms. Returns {'acquired'},
+// margin_ms, key, index_ttl_ms. Returns {'acquired'},
 // {'reclaimed', record}, {'completed', record} or {'in_progress', record}.
 var claimScript = redis.NewScript(luaShebang + luaIndexTTL + `
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   redis.call('SADD', KEYS[2], ARGV[4])
-  indexTTL(ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]))
+  indexTTL(ARGV[4], tonumber(ARGV[5]))
   return {'acquired'}
 end
 local cur = redis.call('GET', KEYS[1])
@@ -68,7 +80,7 @@ local owner, lease, meta = string.match(ARGV[1], '^[^\n]*\n([^\n]*)\n[^\n]*\n[^\
 local rec = 'in_progress\n' .. owner .. '\n' .. (tonumber(attempts) + 1) .. '\n' .. created .. '\n' .. lease .. '\n' .. meta
 redis.call('SET', KEYS[1], rec, 'PX', ARGV[2])
 redis.call('SADD', KEYS[2], ARGV[4])
-indexTTL(ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]))
+indexTTL(ARGV[4], tonumber(ARGV[5]))
 return {'reclaimed', rec}
 `)
 
@@ -86,27 +98,30 @@ if string.sub(cur, 1, #hdr) ~= hdr then
 end
 `
 
-// renewScript: KEYS[1] record. ARGV owner, lease_until_ms, ttl_ms. Returns
-// {'ok'}, {'completed'} or a fence answer.
-var renewScript = redis.NewScript(luaShebang + luaFence + `
+// renewScript: KEYS[1] record, KEYS[2] index. ARGV owner, lease_until_ms,
+// ttl_ms, key, index_ttl_ms. Returns 'ok', {'completed'} or a fence
+// answer.
+var renewScript = redis.NewScript(luaShebang + luaIndexTTL + luaFence + `
 local head, rest = string.match(cur, '^([^\n]*\n[^\n]*\n[^\n]*\n[^\n]*\n)[^\n]*(\n.*)$')
 redis.call('SET', KEYS[1], head .. ARGV[2] .. rest, 'PX', ARGV[3])
-return {'ok'}
+indexTTL(ARGV[4], tonumber(ARGV[5]))
+return 'ok'
 `)
 
 // completeScript: KEYS[1] record, KEYS[2] index. ARGV owner, completed_ms,
-// result, retention_ms, key, index_slack_ms. Returns {'ok'}, {'completed'}
-// (already completed by this owner) or a fence answer.
+// result, retention_ms, key, index_ttl_ms. Returns 'ok' (a plain string:
+// the common answer is the cheapest), {'completed'} (already completed by
+// this owner) or a fence answer.
 var completeScript = redis.NewScript(luaShebang + luaIndexTTL + luaFence + `
 redis.call('SET', KEYS[1], 'completed' .. string.sub(cur, 12) .. '\n' .. ARGV[2] .. '\n' .. ARGV[3], 'PX', ARGV[4])
-indexTTL(ARGV[5], tonumber(ARGV[4]), tonumber(ARGV[6]))
-return {'ok'}
+indexTTL(ARGV[5], tonumber(ARGV[6]))
+return 'ok'
 `)
 
 // releaseScript: KEYS[1] record, KEYS[2] index. ARGV owner, key. Returns
-// {'ok'}, {'completed'} or a fence answer.
+// 'ok', {'completed'} or a fence answer.
 var releaseScript = redis.NewScript(luaShebang + luaFence + `
 redis.call('DEL', KEYS[1])
 redis.call('SREM', KEYS[2], ARGV[2])
-return {'ok'}
+return 'ok'
 `)
