@@ -13,7 +13,7 @@ import (
 	"github.com/agentfleet/agentfleet/pkg/idempotency/redisstore"
 )
 
-// BenchmarkClaimComplete measures one claim (MULTI/EXEC, one round trip)
+// BenchmarkClaimComplete measures one claim (a pipeline, one round trip)
 // plus one complete (Lua, one round trip) on a new key; compare its ns/op with
 // BenchmarkRawSetNX, the same two round trips as bare SET NX + SET, on the
 // same Redis in the same run: throughput ratio = raw ns/op / claim ns/op.

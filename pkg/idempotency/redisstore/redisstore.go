@@ -1,14 +1,14 @@
 // Package redisstore is the Redis backend of idempotency.Store (go-redis/v9).
 //
-// Every operation is one round trip and atomic. Claim is a MULTI/EXEC of
-// plain commands (SADD and EXPIRE NX/GT on the index, SET NX GET on the
-// record): a new key is claimed and a completed one answered without a
-// script, because on Redis 7.0 a script that writes costs the server several
-// times a bare SET. Only a claim that finds the key in progress runs the
-// claim script (a second round trip) to decide from the key's TTL whether
-// the lease is live and to take it over if not. Renew, Complete and Release
-// are Lua scripts (EVALSHA), fenced by the owner token. Effects reads the
-// invocation's index set and its records (two round trips). Keys:
+// Claim is one pipelined round trip of plain commands (SADD and EXPIRE NX on
+// the index, then SET NX GET on the record, which is the atomic claim): a
+// new key is claimed and a completed one answered without a script, because
+// on Redis 7.0 a script that writes costs the server several times a bare
+// SET. Only a claim that finds the key in progress runs the claim script (a
+// second round trip) to decide from the key's TTL whether the lease is live
+// and to take it over if not. Renew, Complete and Release are Lua scripts
+// (EVALSHA, one round trip, atomic), fenced by the owner token. Effects
+// reads the invocation's index set and its records (two round trips). Keys:
 // records at Config.Prefix + key ("idem:<agent>:<tool>:<hash>" with the
 // default empty Prefix), the index of an invocation at Config.Prefix +
 // Config.IndexPrefix + invocation id. In-progress records expire after lease
@@ -163,10 +163,11 @@ func (s *Store) Claim(ctx context.Context, req idempotency.ClaimRequest) (idempo
 	// the server and the client than a script or MULTI/EXEC). The index
 	// gets the key, and indexTTL if it is new (EXPIRE NX), then SET NX GET
 	// claims the record or returns the one there: that single command is
-	// the atomic claim. The index commands are idempotent and come first,
-	// so a member is never missing while its record exists; a member whose
-	// claim did not happen is skipped by Effects. An existing index is not
-	// extended here (one command less on the hot path, see scripts.go).
+	// the atomic claim. The index commands are idempotent and come first;
+	// a member whose claim did not happen is skipped by Effects. An
+	// existing index is not extended here (one command less on the hot
+	// path): the complete script makes sure of the member and the TTL
+	// (scripts.go).
 	var set *redis.StatusCmd
 	_, err = s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.SAdd(ctx, ikey, req.Key)
@@ -250,7 +251,10 @@ func (s *Store) runFenced(ctx context.Context, op string, script *redis.Script, 
 		return nil, storeErr(op, err)
 	}
 	if str, ok := cmd.Val().(string); ok {
-		return []string{str}, nil // 'ok'
+		if str != "ok" {
+			return nil, storeErr(op, fmt.Errorf("unexpected script reply %q", str))
+		}
+		return []string{str}, nil
 	}
 	res, err := cmd.StringSlice()
 	if err != nil {

@@ -184,9 +184,10 @@ func TestLateReclaimKeepsTheIndexAlive(t *testing.T) {
 	}
 }
 
-// A claim only ever extends the index: after a Complete with a retention
+// A claim never shortens the index: after a Complete with a retention
 // longer than configured, a claim of another key of the same invocation
-// must not cut the index back to Config.Retention (the claim's EXPIRE GT).
+// must not cut the index back to Config.Retention (the claim's EXPIRE NX
+// leaves an index with a TTL alone).
 func TestClaimNeverShortensTheIndex(t *testing.T) {
 	c, prefix := redistest.Client(t)
 	s := redisstore.New(c, redisstore.Config{Prefix: prefix, Retention: time.Minute})
@@ -235,4 +236,50 @@ func TestRenewKeepsTheIndexAlive(t *testing.T) {
 	if rttl, ittl := c.PTTL(ctx, prefix+tk.Key).Val(), c.PTTL(ctx, idx).Val(); ittl < rttl {
 		t.Fatalf("index TTL %s < record TTL %s", ittl, rttl)
 	}
+}
+
+// The claim's SADD is not atomic with its SET NX, and a late claim may go
+// to an index that expires before its record. Whatever happened to the
+// index meanwhile, a completed record must be listed by Effects: the
+// complete script adds the key again (review finding: a key lost from the
+// index stayed lost for the record's whole retention).
+func TestCompleteRestoresTheIndexMember(t *testing.T) {
+	c, prefix := redistest.Client(t)
+	s := redisstore.New(c, redisstore.Config{Prefix: prefix, Retention: time.Hour})
+	ctx := context.Background()
+	idx := prefix + redisstore.DefaultIndexPrefix + "inv-1"
+	claim := func(key, owner string) idempotency.Ticket {
+		t.Helper()
+		tk := idempotency.Ticket{Key: key, InvocationID: "inv-1", Owner: owner}
+		if cl, err := s.Claim(ctx, idempotency.ClaimRequest{Ticket: tk, Lease: time.Minute}); err != nil || cl.Outcome != idempotency.OutcomeAcquired {
+			t.Fatalf("claim %s: %+v, %v", key, cl, err)
+		}
+		return tk
+	}
+	complete := func(tk idempotency.Ticket) {
+		t.Helper()
+		if err := s.Complete(ctx, tk, []byte(`{"ok":true}`), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("index expired and recreated by another claim", func(t *testing.T) {
+		k1 := claim("idem:a:refund:1", "w1/a")
+		c.Del(ctx, idx) // the index ran out under the in-progress record
+		k2 := claim("idem:a:refund:2", "w1/b")
+		complete(k1)
+		complete(k2)
+		recs, err := s.Effects(ctx, "inv-1")
+		if err != nil || len(recs) != 2 {
+			t.Fatalf("Effects = %d records, %v; want both completed keys", len(recs), err)
+		}
+	})
+	t.Run("stale release between the claim's SADD and SET", func(t *testing.T) {
+		k3 := claim("idem:a:refund:3", "w2/a")
+		c.SRem(ctx, idx, k3.Key) // the interleaved Release's SREM, after this claim's SADD
+		complete(k3)
+		if ok := c.SIsMember(ctx, idx, k3.Key).Val(); !ok {
+			t.Fatal("the completed key is not in its invocation's index")
+		}
+	})
 }

@@ -28,35 +28,41 @@ import "github.com/redis/go-redis/v9"
 // ends after the lease the server enforces.
 //
 // An invocation's index is a set of its keys; it must outlive each of its
-// records, or Effects would miss an effect whose record still guards it.
+// completed records, or Effects would miss an effect whose record still
+// guards it.
 //   - A claim's fast path adds the key and, when it creates the index, gives
 //     it Store.indexTTL (Config.Retention + lease + LeaseMargin + IndexSlack).
-//   - The complete script makes the index live at least retention +
-//     IndexSlack, and re-adds the key if the index expired; usually that is
-//     one PTTL and no write. Renewals and reclaims (scripts) do the same with
-//     Store.indexTTL. No operation ever shortens an index.
-// So a completed record never outlives its index. An in-progress record
-// can, in one case only: a claim long after the invocation's last write
-// (a replay weeks later) finds an index with less than lease + LeaseMargin
-// left; if the worker then dies before completing or renewing, Effects
-// misses that in-progress record for at most lease + LeaseMargin, after
-// which the record itself is gone. The fast path leaves that case open to
-// keep the hot path at three plain commands (each more cost about 3 % of
-// the claim+complete rate here). Each script is one round trip and atomic.
+//     These plain commands are not atomic with the claim's SET NX.
+//   - The complete script adds the key again and makes the index live at
+//     least retention + IndexSlack (usually one SADD that changes nothing
+//     and one PTTL). Renewals and reclaims (scripts) do the same with
+//     Store.indexTTL. No operation shortens an index's TTL.
+// So a completed record is always in an index that outlives it, whatever
+// happened between its claim and its completion (the index expiring, a
+// previous owner's Release removing the key). An in-progress record can be
+// missing from the index for a while: when its claim came long after the
+// invocation's last write (a replay weeks later) and the index expired
+// before the record, or when a stale owner's Release ran between the
+// claim's SADD and SET NX. Its complete, renewal or reclaim puts it back;
+// if the worker died instead, Effects misses that in-progress record until
+// it expires (lease + LeaseMargin). The fast path leaves that open to keep
+// the hot path at three plain commands (each more cost about 3 % of the
+// claim+complete rate here). Each script is one round trip and atomic.
 
 // luaShebang marks the scripts as Redis 7 scripts (not the EVAL
 // compatibility mode), which makes each write cheaper; it also means Redis
 // 7.0 or later is required.
 const luaShebang = "#!lua\n"
 
-// luaIndexTTL makes the index KEYS[2] live at least ttl when it would not;
-// extending it only when needed keeps most calls free of that write. A
-// missing index (PTTL -2) gets the member added back.
+// luaIndexTTL puts member in the index KEYS[2] (again: the claim's SADD
+// may have gone to an index that expired since, or a Release of the
+// previous owner may have removed it) and makes the index live at least
+// ttl when it would not; extending it only when needed keeps most calls
+// free of that write.
 const luaIndexTTL = `
 local function indexTTL(member, ttl)
-  local cur = redis.call('PTTL', KEYS[2])
-  if cur == -2 then redis.call('SADD', KEYS[2], member) end
-  if cur < ttl then redis.call('PEXPIRE', KEYS[2], ttl) end
+  redis.call('SADD', KEYS[2], member)
+  if redis.call('PTTL', KEYS[2]) < ttl then redis.call('PEXPIRE', KEYS[2], ttl) end
 end
 `
 
