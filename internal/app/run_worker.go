@@ -224,6 +224,7 @@ func StartWorker(ctx context.Context, cfg config.Worker, getenv func(string) str
 		Agents:      map[string]*agent.Runner{sup.Name: runner},
 		Locker:      inf.Stores.Locker,
 		Invocations: inf.Stores.Invocations,
+		Gate:        inf.Stores.Gate,
 		Cooldown:    inf.Stores.Cooldown,
 		DLQ:         dlq.NewPublisher(inf.JS, dlq.Config{Stream: inf.Streams.DLQStream, Prefix: inf.Streams.DLQPrefix}),
 		Logger:      log,

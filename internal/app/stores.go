@@ -27,7 +27,10 @@ type Stores struct {
 	Sessions    session.Service         // Sessions stores the agent sessions.
 	Locker      session.Locker          // Locker is the per-session lock.
 	Invocations session.InvocationStore // Invocations stores the invocation records.
-	Idempotency idempotency.Store       // Idempotency stores the tools' idempotency records.
+	// Gate enters and finishes invocations over Locker and Invocations
+	// (one round trip each on a standalone Redis).
+	Gate        session.Gate
+	Idempotency idempotency.Store // Idempotency stores the tools' idempotency records.
 	// Cooldown is shared by the fleet on Redis; with NATS KV it is per
 	// process (a documented limit of the NATS-only mode).
 	Cooldown cooldown.Store
@@ -62,9 +65,15 @@ func openRedisStores(cfg config.Worker, rdb redis.UniversalClient) (*Stores, err
 	if err != nil {
 		return nil, err
 	}
+	var gate session.Gate = session.NewGate(locker, invs)
+	if g, err := redissession.NewGate(rdb, rc); err == nil {
+		gate = g
+	} else if !errors.Is(err, redissession.ErrClusterGate) {
+		return nil, err
+	}
 	orders := support.NewRedisOrders(rdb, cfg.Redis.DemoPrefix)
 	return &Stores{
-		Mode: "redis", Sessions: svc, Locker: locker, Invocations: invs,
+		Mode: "redis", Sessions: svc, Locker: locker, Invocations: invs, Gate: gate,
 		Idempotency: redisstore.New(rdb, redisstore.Config{Prefix: cfg.Redis.Prefix, Retention: cfg.Idempotency.Retention}),
 		Cooldown:    cooldown.NewRedis(rdb, cfg.Redis.Prefix, cfg.Cooldown),
 		Orders:      withToolFaults(cfg, orders),
@@ -99,7 +108,7 @@ func openNATSStores(ctx context.Context, cfg config.Worker, js jetstream.JetStre
 		return nil, err
 	}
 	return &Stores{
-		Mode: "nats-kv", Sessions: svc, Locker: locker, Invocations: invs, Idempotency: idem,
+		Mode: "nats-kv", Sessions: svc, Locker: locker, Invocations: invs, Gate: session.NewGate(locker, invs), Idempotency: idem,
 		Cooldown: cooldown.NewMemory(cfg.Cooldown),
 		Orders:   withToolFaults(cfg, orders),
 		Refunds:  orders.Refunds,

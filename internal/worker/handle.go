@@ -38,6 +38,12 @@ type job struct {
 	// attemptsBase is the record's attempt count when this replay
 	// generation began (see Record.AttemptsBase).
 	attemptsBase int
+	// The session lock, while held: its key, owner token and renewer.
+	// released is set once the Gate's Finish released it.
+	key      session.Key
+	owner    string
+	renewer  *session.Renewer
+	released bool
 }
 
 // handleSafely handles one message; a panic anywhere in it is logged and
@@ -99,7 +105,10 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	// message of the same invocation (a replay, a late duplicate) may count
 	// as the same holder.
 	owner := fmt.Sprintf("%s/%s/%d/%d", w.cfg.Name, req.InvocationID, j.meta.Sequence.Stream, j.delivered)
-	lease, err := w.deps.Locker.Acquire(ctx, key, owner, w.cfg.SessionLease)
+	// One step (one round trip with redissession.Gate): the lock, the
+	// record read under it, and for a new invocation its running record.
+	running := &session.Invocation{ID: req.InvocationID, Session: key, Status: session.InvocationRunning, Result: runningRecord(j.replay, 0)}
+	lease, rec, err := w.gate.Enter(ctx, key, owner, w.cfg.SessionLease, running)
 	if errors.Is(err, session.ErrLocked) {
 		// A live holder finishes soon; a crashed one's lease runs out within
 		// SessionLease. Busy Naks do not count towards the delivery limit, so
@@ -110,40 +119,39 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		_ = msg.NakWithDelay(d)
 		return
 	}
-	if err != nil {
+	if lease == nil {
 		w.nakInfra(j, "acquire session lock", err)
 		return
 	}
 	renewer := session.KeepAlive(ctx, w.deps.Locker, lease, w.cfg.SessionLease/3)
+	j.key, j.owner, j.renewer = key, owner, renewer
 	defer func() {
 		_ = renewer.Stop()
+		if j.released {
+			return
+		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		if err := w.deps.Locker.Release(rctx, key, owner); err != nil && !errors.Is(err, session.ErrNotOwner) {
 			j.log.Warn().Err(err).Msg("release session lock")
 		}
 	}()
-
-	// Read the record under the session lock, so another worker cannot
-	// finish the invocation between this read and the run.
-	rec, err := w.deps.Invocations.Get(ctx, req.InvocationID)
-	switch {
-	case errors.Is(err, session.ErrInvocationNotFound):
-		rec = nil
-	case err != nil:
-		w.nakInfra(j, "read invocation record", err)
-		return
-	}
-	if rec != nil && w.alreadyDone(ctx, j, rec) {
+	if err != nil {
+		w.nakInfra(j, "read or create the invocation record", err)
 		return
 	}
 
-	// The limit counts runs of this replay generation (deliveries that
-	// started the invocation since it was last dead-lettered), not
-	// deliveries put back because the session was busy or the worker's own
-	// stores were down: those must never dead-letter work that has not been
-	// tried, and a replay starts a fresh count.
+	// An existing record was read under the session lock, so another
+	// worker cannot finish the invocation between this read and the run.
 	if rec != nil {
+		if w.alreadyDone(ctx, j, rec) {
+			return
+		}
+		// The limit counts runs of this replay generation (deliveries that
+		// started the invocation since it was last dead-lettered), not
+		// deliveries put back because the session was busy or the worker's
+		// own stores were down: those must never dead-letter work that has
+		// not been tried, and a replay starts a fresh count.
 		r, _ := DecodeRecord(rec)
 		if r == nil {
 			r = &Record{}
@@ -160,17 +168,16 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 			w.deadLetter(ctx, j, runner, nil, taxonomy.Unknown, reason, nil)
 			return
 		}
-	}
-
-	running, _ := json.Marshal(Record{ReplayCount: j.replay, AttemptsBase: j.attemptsBase})
-	if err := w.deps.Invocations.Transition(ctx, &session.Invocation{ID: req.InvocationID, Session: key, Status: session.InvocationRunning, Result: running}); err != nil {
-		var ce *session.InvocationCompletedError
-		if errors.As(err, &ce) {
-			w.alreadyDone(ctx, j, ce.Current)
+		running.Result = runningRecord(j.replay, j.attemptsBase)
+		if err := w.deps.Invocations.Transition(ctx, running); err != nil {
+			var ce *session.InvocationCompletedError
+			if errors.As(err, &ce) {
+				w.alreadyDone(ctx, j, ce.Current)
+				return
+			}
+			w.nakInfra(j, "mark invocation running", err)
 			return
 		}
-		w.nakInfra(j, "mark invocation running", err)
-		return
 	}
 
 	// Stop at a step boundary on shutdown or when the session lock is lost
@@ -283,4 +290,10 @@ func (w *Worker) ack(j *job, action string) {
 		// The work is recorded; a redelivery finds the record and acks.
 		j.log.Warn().Err(err).Msg("ack not confirmed; a redelivery will be recognised as done")
 	}
+}
+
+// runningRecord is the Result of a running invocation record.
+func runningRecord(replay, attemptsBase int) json.RawMessage {
+	b, _ := json.Marshal(Record{ReplayCount: replay, AttemptsBase: attemptsBase})
+	return b
 }

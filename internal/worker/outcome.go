@@ -258,10 +258,25 @@ func (w *Worker) record(ctx context.Context, j *job, st session.InvocationStatus
 	if err != nil {
 		return err
 	}
-	return w.deps.Invocations.Transition(ctx, &session.Invocation{
+	rec := &session.Invocation{
 		ID: j.req.InvocationID, Session: session.Key{App: j.req.Agent, UserID: j.req.UserID, SessionID: j.req.SessionID},
 		Status: st, Result: payload, Error: reason,
-	})
+	}
+	if j.renewer == nil || st != session.InvocationCompleted {
+		// A dead letter keeps the lock until its result is published: a
+		// replay that took the session at once could otherwise publish
+		// its newer result first, and this older one would end up last.
+		return w.deps.Invocations.Transition(ctx, rec)
+	}
+	// Completed is final: whoever takes the session next finds the record
+	// with its result, runs nothing and can only re-publish these same
+	// bytes. So the record and the lock's release go together (one round
+	// trip with redissession.Gate); the result publish and the ack that
+	// follow write nothing to the session.
+	_ = j.renewer.Stop()
+	released, err := w.gate.Finish(ctx, rec, j.key, j.owner)
+	j.released = released
+	return err
 }
 
 func (w *Worker) observe(j *job, res *envelope.Result) {

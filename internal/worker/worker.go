@@ -26,7 +26,12 @@ type Deps struct {
 	Agents      map[string]*agent.Runner
 	Locker      session.Locker          // Locker serialises invocations of one session.
 	Invocations session.InvocationStore // Invocations records finished invocations for de-duplication.
-	DLQ         *dlq.Publisher          // DLQ publishes dead-letter entries.
+	// Gate, if set, enters and finishes invocations over Locker's locks and
+	// Invocations' records in fewer round trips (redissession.Gate); it
+	// must work on the same storage. Default: session.NewGate(Locker,
+	// Invocations).
+	Gate session.Gate
+	DLQ  *dlq.Publisher // DLQ publishes dead-letter entries.
 	// Cooldown, if set, is asked before an invocation starts: while the
 	// agent's model is cooling down fleet-wide the message goes back with a
 	// delay without counting as a run. The worker asks it through a
@@ -51,6 +56,7 @@ type Worker struct {
 	cons jetstream.Consumer
 	// cool caches Deps.Cooldown's answers (nil without Deps.Cooldown).
 	cool *cooldown.StatusCache
+	gate session.Gate // deps.Gate or the sequential one
 
 	stop     chan struct{} // closed after the drain timeout: stop at a step boundary
 	stopOnce sync.Once
@@ -80,9 +86,14 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker: bind consumer %s/%s: %w", sc.RequestsStream, sc.WorkerConsumer, err)
 	}
+	gate := deps.Gate
+	if gate == nil {
+		gate = session.NewGate(deps.Locker, deps.Invocations)
+	}
 	return &Worker{
 		cfg:  cfg,
 		deps: deps,
+		gate: gate,
 		log:  deps.Logger, // carries the worker name (internal/app adds it to every line)
 		cons: cons,
 		cool: cool,

@@ -12,32 +12,38 @@ import (
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
 )
 
-// transitionScript stores an invocation record (a hash) unless it is
+// luaTransition stores an invocation record (a hash) unless it is
 // completed, keeping created_at, counting attempts and setting finished_at
-// as session.ApplyTransition does. KEYS[1] record key; ARGV: id, status,
+// as session.ApplyTransition does. Arguments: record key, id, status,
 // session JSON, result, error, now, retention ms. Returns {1, {created_at,
 // attempts}} when stored (the caller has the rest: it just sent it), {0,
 // HGETALL} when the record is completed.
-var transitionScript = redis.NewScript(`
-local key = KEYS[1]
-local cur = redis.call('HMGET', key, 'status', 'created_at')
-if cur[1] == 'completed' then
-  return {0, redis.call('HGETALL', key)}
+const luaTransition = `
+local function transition(key, id, status, sess, result, err, now, retention)
+  local cur = redis.call('HMGET', key, 'status', 'created_at')
+  if cur[1] == 'completed' then
+    return {0, redis.call('HGETALL', key)}
+  end
+  local created = cur[2] or now
+  local running = status == 'running'
+  local attempts = redis.call('HINCRBY', key, 'attempts', running and 1 or 0)
+  if running then
+    redis.call('HDEL', key, 'finished_at')
+    redis.call('HSET', key, 'id', id, 'status', status, 'session', sess,
+      'result', result, 'error', err, 'updated_at', now, 'created_at', created)
+  else
+    redis.call('HSET', key, 'id', id, 'status', status, 'session', sess,
+      'result', result, 'error', err, 'updated_at', now, 'created_at', created, 'finished_at', now)
+  end
+  redis.call('PEXPIRE', key, retention)
+  return {1, {created, tostring(attempts)}}
 end
-local now = ARGV[6]
-local created = cur[2] or now
-local running = ARGV[2] == 'running'
-local attempts = redis.call('HINCRBY', key, 'attempts', running and 1 or 0)
-if running then
-  redis.call('HDEL', key, 'finished_at')
-  redis.call('HSET', key, 'id', ARGV[1], 'status', ARGV[2], 'session', ARGV[3],
-    'result', ARGV[4], 'error', ARGV[5], 'updated_at', now, 'created_at', created)
-else
-  redis.call('HSET', key, 'id', ARGV[1], 'status', ARGV[2], 'session', ARGV[3],
-    'result', ARGV[4], 'error', ARGV[5], 'updated_at', now, 'created_at', created, 'finished_at', now)
-end
-redis.call('PEXPIRE', key, ARGV[7])
-return {1, {created, tostring(attempts)}}
+`
+
+// transitionScript is luaTransition on KEYS[1] with ARGV: id, status,
+// session JSON, result, error, now, retention ms.
+var transitionScript = redis.NewScript(luaTransition + `
+return transition(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
 `)
 
 // Invocations is a session.InvocationStore on Redis: one hash per
@@ -84,25 +90,31 @@ func (s *Invocations) Transition(ctx context.Context, rec *session.Invocation) e
 	if err != nil {
 		return fmt.Errorf("redissession: encode invocation %q session: %w", rec.ID, err)
 	}
-	now := s.now().UTC().Format(time.RFC3339Nano)
-	res, err := transitionScript.Run(ctx, s.rdb, []string{s.cfg.invocationKey(rec.ID)},
-		rec.ID, string(rec.Status), sk, []byte(rec.Result), rec.Error, now,
-		leaseMillis(s.cfg.InvocationRetention)).Slice()
+	args, now := s.transitionArgs(rec, sk)
+	res, err := transitionScript.Run(ctx, s.rdb, []string{s.cfg.invocationKey(rec.ID)}, args...).Slice()
 	if err != nil {
 		return fmt.Errorf("redissession: transition invocation %q to %s: %w", rec.ID, rec.Status, err)
 	}
+	return applyTransitionReply(rec, now, res)
+}
+
+// transitionArgs are luaTransition's arguments after the key, and the
+// "now" among them.
+func (s *Invocations) transitionArgs(rec *session.Invocation, sessionJSON []byte) ([]any, string) {
+	now := s.now().UTC().Format(time.RFC3339Nano)
+	return []any{rec.ID, string(rec.Status), sessionJSON, []byte(rec.Result), rec.Error, now,
+		leaseMillis(s.cfg.InvocationRetention)}, now
+}
+
+// applyTransitionReply reads luaTransition's reply into rec, or returns the
+// *session.InvocationCompletedError it says.
+func applyTransitionReply(rec *session.Invocation, now string, res []any) error {
 	if len(res) != 2 {
 		return fmt.Errorf("redissession: transition invocation %q: unexpected reply %v", rec.ID, res)
 	}
 	flat, _ := res[1].([]any)
 	if ok, _ := res[0].(int64); ok != 1 {
-		m := make(map[string]string, len(flat)/2)
-		for i := 0; i+1 < len(flat); i += 2 {
-			k, _ := flat[i].(string)
-			v, _ := flat[i+1].(string)
-			m[k] = v
-		}
-		stored, err := decodeInvocation(m)
+		stored, err := decodeFlat(flat)
 		if err != nil {
 			return err
 		}
@@ -120,6 +132,7 @@ func (s *Invocations) Transition(ctx context.Context, rec *session.Invocation) e
 	if len(rec.Result) > 0 {
 		out.Result = rec.Result
 	}
+	var err error
 	if out.CreatedAt, err = time.Parse(time.RFC3339Nano, created); err != nil {
 		return fmt.Errorf("redissession: transition invocation %q: created_at: %w", rec.ID, err)
 	}
@@ -133,6 +146,17 @@ func (s *Invocations) Transition(ctx context.Context, rec *session.Invocation) e
 	}
 	*rec = out
 	return nil
+}
+
+// decodeFlat decodes an HGETALL reply given as a flat list.
+func decodeFlat(flat []any) (*session.Invocation, error) {
+	m := make(map[string]string, len(flat)/2)
+	for i := 0; i+1 < len(flat); i += 2 {
+		k, _ := flat[i].(string)
+		v, _ := flat[i+1].(string)
+		m[k] = v
+	}
+	return decodeInvocation(m)
 }
 
 func decodeInvocation(m map[string]string) (*session.Invocation, error) {

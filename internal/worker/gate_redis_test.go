@@ -1,0 +1,98 @@
+package worker_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/agentfleet/agentfleet/internal/redistest"
+	"github.com/agentfleet/agentfleet/internal/worker"
+	"github.com/agentfleet/agentfleet/pkg/agent/agenttest"
+	"github.com/agentfleet/agentfleet/pkg/agent/session"
+	"github.com/agentfleet/agentfleet/pkg/agent/session/redissession"
+	"github.com/agentfleet/agentfleet/pkg/envelope"
+)
+
+// The worker's whole record lifecycle on Redis through redissession.Gate
+// (one round trip to enter, one to finish a completion): a new invocation
+// completes; one fails and is dead-lettered; its replay finds the existing
+// record, runs again and completes; a duplicate of a completed one runs
+// nothing. The session lock is free after each, and the records count the
+// runs.
+func TestWorkerOnTheRedisGate(t *testing.T) {
+	e := newEnv(t)
+	rdb, prefix := redistest.Client(t)
+	cfg := redissession.Config{Prefix: prefix}
+	locker, err := redissession.NewLocker(rdb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	invs, err := redissession.NewInvocations(rdb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate, err := redissession.NewGate(rdb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.deps = func(d *worker.Deps) { d.Locker, d.Invocations, d.Gate = locker, invs, gate }
+
+	llm := agenttest.NewScriptedModel(
+		agenttest.Reply(agenttest.Text("first done")),
+		agenttest.Fail(errors.New("something odd")),
+		agenttest.Reply(agenttest.Text("replay done")),
+	)
+	w := e.startWorker("w1", e.supportAgent(llm), worker.Config{})
+	ctx := context.Background()
+	key := session.Key{App: "support", UserID: "u1", SessionID: "s1"}
+	lockFree := func(what string) {
+		t.Helper()
+		eventually(t, what+": session lock free", func() bool {
+			if _, err := locker.Acquire(ctx, key, "probe", time.Minute); err != nil {
+				return false
+			}
+			return locker.Release(ctx, key, "probe") == nil
+		})
+	}
+	record := func(id string) *session.Invocation {
+		t.Helper()
+		rec, err := invs.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+
+	e.publish(request("inv-g1", "s1", "hi"), nil)
+	if res := e.await("inv-g1"); res.Status != envelope.StatusCompleted || res.Content != "first done" {
+		t.Fatalf("inv-g1: %+v", res)
+	}
+	lockFree("after a completion")
+	if rec := record("inv-g1"); rec.Status != session.InvocationCompleted || rec.Attempts != 1 {
+		t.Fatalf("inv-g1 record = %+v", rec)
+	}
+
+	e.publish(request("inv-g2", "s1", "hi"), nil)
+	if res := e.await("inv-g2"); res.Status != envelope.StatusDeadLettered {
+		t.Fatalf("inv-g2: %+v", res)
+	}
+	lockFree("after a dead letter")
+	e.publishRaw(e.sc.RequestSubject("support"), mustJSON(t, request("inv-g2", "s1", "hi")), "replay-inv-g2-1",
+		map[string]string{envelope.HeaderReplayCount: "1", envelope.HeaderResume: "true"})
+	if res := e.await("inv-g2"); res.Status != envelope.StatusCompleted || res.Content != "replay done" {
+		t.Fatalf("inv-g2 replay: %+v", res)
+	}
+	lockFree("after the replay")
+	if rec := record("inv-g2"); rec.Status != session.InvocationCompleted || rec.Attempts != 2 {
+		t.Fatalf("inv-g2 record = %+v, want completed after 2 runs", rec)
+	}
+
+	e.publishRaw(e.sc.RequestSubject("support"), mustJSON(t, request("inv-g1", "s1", "hi")), "late-inv-g1",
+		map[string]string{envelope.HeaderReplayCount: "1"})
+	eventually(t, "duplicate acked", func() bool { return w.count("support", "duplicate") == 1 })
+	if rec := record("inv-g1"); rec.Attempts != 1 {
+		t.Fatalf("a duplicate ran inv-g1 again: %+v", rec)
+	}
+	lockFree("after a duplicate")
+}

@@ -1,0 +1,83 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Gate is how a worker enters and leaves an invocation: the session lock and
+// the invocation record together. A backend whose lock and records live on
+// one server can do each step in one round trip (redissession.Gate); any
+// Locker and InvocationStore pair can be used through NewGate, which makes
+// the same calls one after another. Implementations must be safe for
+// concurrent use, and pass sessiontest.RunGate.
+type Gate interface {
+	// Enter takes key's lock for owner, as Locker.Acquire (a held lock
+	// gives a *LockedError and changes nothing), then reads the record of
+	// invocation running.ID. With no record it stores running, as
+	// InvocationStore.Transition would (running's Status must be
+	// InvocationRunning; it is updated with the stored values), and
+	// returns a nil existing. Otherwise it returns the stored record as
+	// existing and stores nothing: the caller decides, then calls
+	// Transition itself.
+	//
+	// A non-nil Lease means the caller holds the lock and must release it,
+	// also when err is not nil (the read or the store failed after the
+	// lock was taken).
+	Enter(ctx context.Context, key Key, owner string, lease time.Duration, running *Invocation) (l *Lease, existing *Invocation, err error)
+	// Finish stores rec, as InvocationStore.Transition (with its
+	// *InvocationCompletedError), and releases owner's lock of key, as
+	// Locker.Release. released says whether the lock is known to be free
+	// of owner now (released, or held by somebody else already); when it
+	// is false the caller must still release it. err is the store's.
+	Finish(ctx context.Context, rec *Invocation, key Key, owner string) (released bool, err error)
+}
+
+// NewGate returns a Gate that makes Locker and InvocationStore calls one
+// after another: Enter is Acquire, Get and, for a new invocation,
+// Transition; Finish is Transition then Release.
+func NewGate(l Locker, s InvocationStore) Gate { return &seqGate{l: l, s: s} }
+
+type seqGate struct {
+	l Locker
+	s InvocationStore
+}
+
+func (g *seqGate) Enter(ctx context.Context, key Key, owner string, lease time.Duration, running *Invocation) (*Lease, *Invocation, error) {
+	if running == nil || running.Status != InvocationRunning {
+		return nil, nil, errors.New("session: gate: Enter needs a running record")
+	}
+	l, err := g.l.Acquire(ctx, key, owner, lease)
+	if err != nil {
+		return nil, nil, err
+	}
+	existing, err := g.s.Get(ctx, running.ID)
+	switch {
+	case errors.Is(err, ErrInvocationNotFound):
+	case err != nil:
+		return l, nil, fmt.Errorf("read invocation record: %w", err)
+	default:
+		return l, existing, nil
+	}
+	err = g.s.Transition(ctx, running)
+	var ce *InvocationCompletedError
+	if errors.As(err, &ce) {
+		// Completed between the read and the write: only without the
+		// lock's exclusion, but answer as if the read had seen it.
+		return l, ce.Current, nil
+	}
+	if err != nil {
+		return l, nil, fmt.Errorf("mark invocation running: %w", err)
+	}
+	return l, nil, nil
+}
+
+func (g *seqGate) Finish(ctx context.Context, rec *Invocation, key Key, owner string) (bool, error) {
+	err := g.s.Transition(ctx, rec)
+	if rerr := g.l.Release(ctx, key, owner); rerr != nil && !errors.Is(rerr, ErrNotOwner) {
+		return false, err
+	}
+	return true, err
+}

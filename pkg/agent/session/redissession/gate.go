@@ -1,0 +1,158 @@
+package redissession
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agentfleet/agentfleet/pkg/agent/session"
+)
+
+// enterScript takes the session lock (as acquireScript) and then reads the
+// invocation record, storing the running one (luaTransition) if there is
+// none. KEYS[1] lock, KEYS[2] record; ARGV[1] owner, ARGV[2] lease ms,
+// ARGV[3..9] luaTransition's arguments. Returns {0, current owner,
+// remaining ms} when the lock is held, {1, HGETALL} for an existing record,
+// {2, {created_at, attempts}} when it stored the running record.
+var enterScript = redis.NewScript(luaTransition + `
+local cur = redis.call('GET', KEYS[1])
+if cur and cur ~= ARGV[1] then
+  return {0, cur, redis.call('PTTL', KEYS[1])}
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  return {1, redis.call('HGETALL', KEYS[2])}
+end
+local r = transition(KEYS[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
+return {2, r[2]}
+`)
+
+// finishScript stores a record (luaTransition) and releases the session
+// lock if ARGV[8] holds it. KEYS[1] record, KEYS[2] lock; ARGV[1..7]
+// luaTransition's arguments, ARGV[8] owner. Returns luaTransition's reply.
+var finishScript = redis.NewScript(luaTransition + `
+local r = transition(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
+if redis.call('GET', KEYS[2]) == ARGV[8] then
+  redis.call('DEL', KEYS[2])
+end
+return r
+`)
+
+// Gate is a session.Gate on Redis: Enter (lock, read, and the running
+// record of a new invocation) and Finish (record and release) are one Lua
+// script each, so one round trip instead of three and two. It works on the
+// keys of a Locker and an Invocations with the same client and Config, so
+// it can be mixed with them freely.
+//
+// The scripts touch a session's lock and an invocation's record, which have
+// different hash tags: Gate needs a standalone Redis (or Sentinel), not
+// Cluster; NewGate refuses a cluster client (use session.NewGate there).
+type Gate struct {
+	locker *Locker
+	invs   *Invocations
+}
+
+var _ session.Gate = (*Gate)(nil)
+
+// ErrClusterGate is returned by NewGate for a Redis Cluster client.
+var ErrClusterGate = errors.New("redissession: Gate needs a standalone Redis; on Cluster use session.NewGate")
+
+// NewGate returns a Gate on rdb. cfg gets its defaults and is validated.
+func NewGate(rdb redis.UniversalClient, cfg Config) (*Gate, error) {
+	if _, cluster := rdb.(*redis.ClusterClient); cluster {
+		return nil, ErrClusterGate
+	}
+	l, err := NewLocker(rdb, cfg)
+	if err != nil {
+		return nil, err
+	}
+	s, err := NewInvocations(rdb, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Gate{locker: l, invs: s}, nil
+}
+
+// Enter implements session.Gate.
+func (g *Gate) Enter(ctx context.Context, key session.Key, owner string, lease time.Duration, running *session.Invocation) (*session.Lease, *session.Invocation, error) {
+	if err := session.ValidateLockArgs(key, owner, lease, true); err != nil {
+		return nil, nil, err
+	}
+	if running == nil || running.Status != session.InvocationRunning {
+		return nil, nil, errors.New("redissession: gate: Enter needs a running record")
+	}
+	if err := session.PrepareTransition(running); err != nil {
+		return nil, nil, err
+	}
+	sk, err := json.Marshal(running.Session)
+	if err != nil {
+		return nil, nil, fmt.Errorf("redissession: encode invocation %q session: %w", running.ID, err)
+	}
+	args, now := g.invs.transitionArgs(running, sk)
+	start := time.Now()
+	res, err := enterScript.Run(ctx, g.locker.rdb,
+		[]string{g.locker.cfg.sessionKeys(key).lock, g.invs.cfg.invocationKey(running.ID)},
+		append([]any{owner, leaseMillis(lease)}, args...)...).Slice()
+	if err != nil {
+		// Whether the lock was taken is unknown: report none held. If it
+		// was, it is ours (owner) and expires with the lease; a retry with
+		// the same owner takes it again.
+		return nil, nil, fmt.Errorf("redissession: enter %v for invocation %q: %w", key, running.ID, err)
+	}
+	if len(res) == 0 {
+		return nil, nil, fmt.Errorf("redissession: enter %v: empty reply", key)
+	}
+	code, _ := res[0].(int64)
+	if code == 0 {
+		if len(res) != 3 {
+			return nil, nil, fmt.Errorf("redissession: enter %v: unexpected reply %v", key, res)
+		}
+		cur, _ := res[1].(string)
+		pttl, _ := res[2].(int64)
+		return nil, nil, &session.LockedError{Key: key, Owner: cur, Until: time.Now().Add(time.Duration(pttl) * time.Millisecond)}
+	}
+	l := &session.Lease{Key: key, Owner: owner, TTL: lease, Expires: start.Add(lease)}
+	if len(res) != 2 {
+		return l, nil, fmt.Errorf("redissession: enter %v: unexpected reply %v", key, res)
+	}
+	if code == 1 {
+		flat, _ := res[1].([]any)
+		existing, err := decodeFlat(flat)
+		if err != nil {
+			return l, nil, err
+		}
+		return l, existing, nil
+	}
+	if err := applyTransitionReply(running, now, []any{int64(1), res[1]}); err != nil {
+		return l, nil, err
+	}
+	return l, nil, nil
+}
+
+// Finish implements session.Gate. The lock is released whenever the script
+// ran, also when the record was already completed; released is false only
+// when Redis could not be asked.
+func (g *Gate) Finish(ctx context.Context, rec *session.Invocation, key session.Key, owner string) (bool, error) {
+	if err := session.ValidateLockArgs(key, owner, 0, false); err != nil {
+		return false, err
+	}
+	if err := session.PrepareTransition(rec); err != nil {
+		return false, err
+	}
+	sk, err := json.Marshal(rec.Session)
+	if err != nil {
+		return false, fmt.Errorf("redissession: encode invocation %q session: %w", rec.ID, err)
+	}
+	args, now := g.invs.transitionArgs(rec, sk)
+	res, err := finishScript.Run(ctx, g.locker.rdb,
+		[]string{g.invs.cfg.invocationKey(rec.ID), g.locker.cfg.sessionKeys(key).lock},
+		append(args, owner)...).Slice()
+	if err != nil {
+		return false, fmt.Errorf("redissession: finish invocation %q as %s: %w", rec.ID, rec.Status, err)
+	}
+	return true, applyTransitionReply(rec, now, res)
+}

@@ -1,0 +1,192 @@
+package sessiontest
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentfleet/agentfleet/pkg/agent/session"
+)
+
+// GateParts are a Gate and the Locker and InvocationStore over the same
+// storage, which the suite uses to set up and check what the Gate did.
+type GateParts struct {
+	Gate        session.Gate
+	Locker      session.Locker
+	Invocations session.InvocationStore
+}
+
+// GateFactory returns fresh GateParts for one subtest.
+type GateFactory func(t *testing.T) GateParts
+
+// RunGate runs the Gate conformance suite against f: Enter and Finish must
+// do what the Locker and InvocationStore calls they stand for do.
+func RunGate(t *testing.T, f GateFactory) {
+	t.Helper()
+	t.Run("EnterNewCreatesRunning", func(t *testing.T) { testGateEnterNew(t, f) })
+	t.Run("EnterExistingStoresNothing", func(t *testing.T) { testGateEnterExisting(t, f) })
+	t.Run("EnterLockedChangesNothing", func(t *testing.T) { testGateEnterLocked(t, f) })
+	t.Run("EnterRejectsBadArguments", func(t *testing.T) { testGateEnterArgs(t, f) })
+	t.Run("FinishStoresAndReleases", func(t *testing.T) { testGateFinish(t, f) })
+	t.Run("FinishCompletedIsFinal", func(t *testing.T) { testGateFinishCompleted(t, f) })
+	t.Run("FinishNeverReleasesAnotherOwner", func(t *testing.T) { testGateFinishFenced(t, f) })
+	t.Run("ConcurrentEntersOneRuns", func(t *testing.T) { testGateConcurrent(t, f) })
+}
+
+var gateKey = session.Key{App: "support", UserID: "u-1", SessionID: "s-1"}
+
+func runningRec(id string) *session.Invocation {
+	return &session.Invocation{ID: id, Session: gateKey, Status: session.InvocationRunning, Result: []byte(`{"replay_count":0}`)}
+}
+
+func testGateEnterNew(t *testing.T, f GateFactory) {
+	p, ctx := f(t), context.Background()
+	rec := runningRec("inv-new")
+	l, existing, err := p.Gate.Enter(ctx, gateKey, "w1", time.Minute, rec)
+	if err != nil || l == nil || existing != nil {
+		t.Fatalf("Enter = %+v, %+v, %v; want a lease, no existing record", l, existing, err)
+	}
+	if l.Owner != "w1" || l.Key != gateKey {
+		t.Fatalf("lease = %+v", l)
+	}
+	if rec.Attempts != 1 || rec.CreatedAt.IsZero() || rec.UpdatedAt.IsZero() {
+		t.Fatalf("running record not updated with the stored values: %+v", rec)
+	}
+	got := get(t, p.Invocations, "inv-new")
+	if got.Status != session.InvocationRunning || got.Attempts != 1 || string(got.Result) != `{"replay_count":0}` || got.Session != gateKey {
+		t.Fatalf("stored record = %+v", got)
+	}
+	_, err = p.Locker.Acquire(ctx, gateKey, "w2", time.Minute)
+	wantLocked(t, err, "w1")
+}
+
+func testGateEnterExisting(t *testing.T, f GateFactory) {
+	p, ctx := f(t), context.Background()
+	transition(t, p.Invocations, &session.Invocation{ID: "inv-old", Session: gateKey, Status: session.InvocationRunning})
+	transition(t, p.Invocations, &session.Invocation{ID: "inv-old", Session: gateKey, Status: session.InvocationDeadLettered, Error: "boom"})
+	l, existing, err := p.Gate.Enter(ctx, gateKey, "w1", time.Minute, runningRec("inv-old"))
+	if err != nil || l == nil || existing == nil {
+		t.Fatalf("Enter = %+v, %+v, %v; want a lease and the existing record", l, existing, err)
+	}
+	if existing.Status != session.InvocationDeadLettered || existing.Attempts != 1 || existing.Error != "boom" {
+		t.Fatalf("existing = %+v", existing)
+	}
+	if got := get(t, p.Invocations, "inv-old"); got.Status != session.InvocationDeadLettered || got.Attempts != 1 {
+		t.Fatalf("Enter changed an existing record: %+v", got)
+	}
+}
+
+func testGateEnterLocked(t *testing.T, f GateFactory) {
+	p, ctx := f(t), context.Background()
+	if _, err := p.Locker.Acquire(ctx, gateKey, "holder", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	l, existing, err := p.Gate.Enter(ctx, gateKey, "w1", time.Minute, runningRec("inv-locked"))
+	if l != nil || existing != nil {
+		t.Fatalf("Enter on a held lock returned %+v, %+v", l, existing)
+	}
+	wantLocked(t, err, "holder")
+	if _, err := p.Invocations.Get(ctx, "inv-locked"); !errors.Is(err, session.ErrInvocationNotFound) {
+		t.Fatalf("a record was stored without the lock: %v", err)
+	}
+}
+
+func testGateEnterArgs(t *testing.T, f GateFactory) {
+	p, ctx := f(t), context.Background()
+	notRunning := runningRec("inv-x")
+	notRunning.Status = session.InvocationCompleted
+	if l, _, err := p.Gate.Enter(ctx, gateKey, "w1", time.Minute, notRunning); err == nil || l != nil {
+		t.Fatalf("Enter with a completed record = %+v, %v; want an error and no lock", l, err)
+	}
+	if l, _, err := p.Gate.Enter(ctx, gateKey, "", time.Minute, runningRec("inv-x")); err == nil || l != nil {
+		t.Fatalf("Enter with an empty owner = %+v, %v; want an error", l, err)
+	}
+	if _, err := p.Locker.Acquire(ctx, gateKey, "w2", time.Minute); err != nil {
+		t.Fatalf("a rejected Enter left the lock held: %v", err)
+	}
+}
+
+func testGateFinish(t *testing.T, f GateFactory) {
+	p, ctx := f(t), context.Background()
+	if _, _, err := p.Gate.Enter(ctx, gateKey, "w1", time.Minute, runningRec("inv-fin")); err != nil {
+		t.Fatal(err)
+	}
+	done := &session.Invocation{ID: "inv-fin", Session: gateKey, Status: session.InvocationCompleted, Result: []byte(`{"ok": true}`)}
+	released, err := p.Gate.Finish(ctx, done, gateKey, "w1")
+	if err != nil || !released {
+		t.Fatalf("Finish = %v, %v", released, err)
+	}
+	if done.Attempts != 1 || done.FinishedAt.IsZero() || string(done.Result) != `{"ok":true}` {
+		t.Fatalf("record not updated with the stored values: %+v", done)
+	}
+	if got := get(t, p.Invocations, "inv-fin"); got.Status != session.InvocationCompleted || got.FinishedAt.IsZero() {
+		t.Fatalf("stored = %+v", got)
+	}
+	if _, err := p.Locker.Acquire(ctx, gateKey, "w2", time.Minute); err != nil {
+		t.Fatalf("the lock was not released: %v", err)
+	}
+}
+
+func testGateFinishCompleted(t *testing.T, f GateFactory) {
+	p, ctx := f(t), context.Background()
+	if _, _, err := p.Gate.Enter(ctx, gateKey, "w1", time.Minute, runningRec("inv-twice")); err != nil {
+		t.Fatal(err)
+	}
+	transition(t, p.Invocations, &session.Invocation{ID: "inv-twice", Session: gateKey, Status: session.InvocationCompleted, Result: []byte(`"first"`)})
+	released, err := p.Gate.Finish(ctx, &session.Invocation{ID: "inv-twice", Session: gateKey, Status: session.InvocationDeadLettered}, gateKey, "w1")
+	var ce *session.InvocationCompletedError
+	if !errors.As(err, &ce) || string(ce.Current.Result) != `"first"` {
+		t.Fatalf("Finish over a completed record = %v, want *InvocationCompletedError with the stored result", err)
+	}
+	if !released {
+		t.Fatal("the lock is not released when the record was already completed")
+	}
+	if _, err := p.Locker.Acquire(ctx, gateKey, "w2", time.Minute); err != nil {
+		t.Fatalf("the lock was not released: %v", err)
+	}
+}
+
+func testGateFinishFenced(t *testing.T, f GateFactory) {
+	p, ctx := f(t), context.Background()
+	if _, err := p.Locker.Acquire(ctx, gateKey, "holder", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	released, err := p.Gate.Finish(ctx, &session.Invocation{ID: "inv-stale", Session: gateKey, Status: session.InvocationFailed}, gateKey, "stale")
+	if err != nil || !released {
+		t.Fatalf("Finish by a stale owner = %v, %v; want stored, and the lock not ours any more", released, err)
+	}
+	_, err = p.Locker.Acquire(ctx, gateKey, "w2", time.Minute)
+	wantLocked(t, err, "holder")
+}
+
+func testGateConcurrent(t *testing.T, f GateFactory) {
+	p, ctx := f(t), context.Background()
+	const n = 20
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	entered, locked := 0, 0
+	for i := range n {
+		wg.Go(func() {
+			l, existing, err := p.Gate.Enter(ctx, gateKey, "w"+string(rune('a'+i)), time.Minute, runningRec("inv-race"))
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil && l != nil && existing == nil:
+				entered++
+			case errors.Is(err, session.ErrLocked):
+				locked++
+			default:
+				t.Errorf("Enter = %+v, %+v, %v", l, existing, err)
+			}
+		})
+	}
+	wg.Wait()
+	if entered != 1 || locked != n-1 {
+		t.Fatalf("%d entered, %d found it locked; want 1 and %d", entered, locked, n-1)
+	}
+	if got := get(t, p.Invocations, "inv-race"); got.Attempts != 1 {
+		t.Fatalf("attempts = %d, want 1", got.Attempts)
+	}
+}
