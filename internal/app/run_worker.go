@@ -98,7 +98,13 @@ func Connect(ctx context.Context, cfg config.Worker, log zerolog.Logger) (*Infra
 		return nil, err
 	}
 	inf.NC = nc
-	inf.close = append(inf.close, nc.Close) // the worker has acked or Nak'ed everything by now
+	inf.close = append(inf.close, func() {
+		// The worker has acked or Nak'ed everything by now, without
+		// waiting for confirmations: a flush (PING/PONG) makes sure the
+		// server has them before the connection goes.
+		_ = nc.FlushTimeout(5 * time.Second)
+		nc.Close()
+	})
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, err
