@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -148,6 +149,9 @@ type invocation struct {
 	budget    *model.CallBudget
 	history   []*session.Event // whole session, including this invocation
 	resumed   bool
+	// pending are events applied in memory but not stored yet: the user
+	// message waits for the first model response (one write for both).
+	pending   []*session.Event
 	validator *tool.Validator
 	log       zerolog.Logger
 }
@@ -204,16 +208,45 @@ func countModelCalls(events []*session.Event, agentName string) int {
 	return n
 }
 
-// append stores e (with pending callback state writes) and records it.
+// append stores e (with pending callback state writes), after the held
+// events in the same write, and records it.
 func (inv *invocation) append(ctx context.Context, e *session.Event) error {
 	e.InvocationID = inv.req.InvocationID
 	inv.cc.takeActions(&e.Actions)
-	if err := inv.r.Sessions.AppendEvent(ctx, inv.key, e); err != nil {
+	if err := session.AppendEvents(ctx, inv.r.Sessions, inv.key, append(inv.pending, e)); err != nil {
 		return &SessionError{Op: "append", Err: err}
 	}
+	inv.pending = nil
 	inv.history = append(inv.history, e)
 	inv.cc.record(e)
 	inv.cc.applyDelta(e.Actions.StateDelta)
+	return nil
+}
+
+// hold records e like append but stores it with the next append (or the
+// flush at the end): the user message, which the request still carries if
+// the worker dies before that write, so nothing is lost by waiting. It is
+// stamped now, so it keeps its place in time.
+func (inv *invocation) hold(e *session.Event) {
+	e.InvocationID = inv.req.InvocationID
+	inv.cc.takeActions(&e.Actions)
+	session.Stamp(e, time.Now)
+	inv.pending = append(inv.pending, e)
+	inv.history = append(inv.history, e)
+	inv.cc.record(e)
+	inv.cc.applyDelta(e.Actions.StateDelta)
+}
+
+// flush stores held events that no append took along (the invocation ended
+// before its first model response was stored).
+func (inv *invocation) flush(ctx context.Context) error {
+	if len(inv.pending) == 0 {
+		return nil
+	}
+	if err := session.AppendEvents(ctx, inv.r.Sessions, inv.key, inv.pending); err != nil {
+		return &SessionError{Op: "append", Err: err}
+	}
+	inv.pending = nil
 	return nil
 }
 
@@ -227,7 +260,16 @@ func (inv *invocation) emit(ctx context.Context, e *session.Event, yield func(*s
 	return nil
 }
 
+// loop runs the invocation, then stores what it still holds.
 func (inv *invocation) loop(ctx context.Context, yield func(*session.Event, error) bool) error {
+	err := inv.steps(ctx, yield)
+	if ferr := inv.flush(context.WithoutCancel(ctx)); ferr != nil && (err == nil || errors.Is(err, errYieldStopped)) {
+		err = ferr
+	}
+	return err
+}
+
+func (inv *invocation) steps(ctx context.Context, yield func(*session.Event, error) bool) error {
 	prior := inv.cc.Events()
 	if !inv.resumed {
 		if inv.req.Message.IsEmpty() {
@@ -235,9 +277,7 @@ func (inv *invocation) loop(ctx context.Context, yield func(*session.Event, erro
 		}
 		msg := *inv.req.Message
 		msg.Role = model.RoleUser
-		if err := inv.append(ctx, &session.Event{Author: session.AuthorUser, Content: &msg}); err != nil {
-			return err
-		}
+		inv.hold(&session.Event{Author: session.AuthorUser, Content: &msg})
 	} else {
 		last := prior[len(prior)-1]
 		if last.IsFinalResponse() && !last.Substituted {

@@ -78,6 +78,39 @@ func (m *Memory) AppendEvent(ctx context.Context, key Key, ev *Event) error {
 	return nil
 }
 
+var _ BatchAppender = (*Memory)(nil)
+
+// AppendEvents implements BatchAppender: all of evs under one lock.
+func (m *Memory) AppendEvents(ctx context.Context, key Key, evs []*Event) error {
+	if err := key.Validate(); err != nil {
+		return err
+	}
+	for _, ev := range evs {
+		if ev.Partial {
+			return ErrPartialEvent
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, ev := range evs {
+		Stamp(ev, m.now)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[key]
+	if !ok {
+		s = &Session{Key: key, State: map[string]any{}}
+		m.sessions[key] = s
+	}
+	for _, ev := range evs {
+		cp := *ev
+		s.Events = append(s.Events, &cp)
+		ApplyDelta(s.State, ev.Actions.StateDelta)
+	}
+	return nil
+}
+
 // Stamp assigns ev an ID and a timestamp if it has none. Backends call it
 // before storing an event.
 func Stamp(ev *Event, now func() time.Time) {

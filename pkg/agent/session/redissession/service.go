@@ -84,20 +84,39 @@ func (s *Service) Get(ctx context.Context, key session.Key) (*session.Session, e
 // the caller goes on to run the tool. Durability beyond that is Redis's
 // persistence configuration (AOF, replicas).
 func (s *Service) AppendEvent(ctx context.Context, key session.Key, ev *session.Event) error {
+	return s.AppendEvents(ctx, key, []*session.Event{ev})
+}
+
+var _ session.BatchAppender = (*Service)(nil)
+
+// AppendEvents implements session.BatchAppender: one MULTI/EXEC with an
+// RPUSH of all events and their state deltas applied in order.
+func (s *Service) AppendEvents(ctx context.Context, key session.Key, evs []*session.Event) error {
 	if err := key.Validate(); err != nil {
 		return err
 	}
-	if ev.Partial {
-		return session.ErrPartialEvent
+	if len(evs) == 0 {
+		return nil
 	}
-	session.Stamp(ev, s.now)
-	data, err := json.Marshal(ev)
-	if err != nil {
-		return fmt.Errorf("redissession: encode event %s: %w", ev.ID, err)
+	data := make([]any, 0, len(evs))
+	state := map[string]any{} // the events' deltas merged in order; nil deletes
+	for _, ev := range evs {
+		if ev.Partial {
+			return session.ErrPartialEvent
+		}
+		session.Stamp(ev, s.now)
+		b, err := json.Marshal(ev)
+		if err != nil {
+			return fmt.Errorf("redissession: encode event %s: %w", ev.ID, err)
+		}
+		data = append(data, b)
+		for k, v := range ev.Actions.StateDelta {
+			state[k] = v
+		}
 	}
 	var set []any
 	var del []string
-	for k, v := range ev.Actions.StateDelta {
+	for k, v := range state {
 		if v == nil {
 			del = append(del, k)
 			continue
@@ -109,9 +128,9 @@ func (s *Service) AppendEvent(ctx context.Context, key session.Key, ev *session.
 		set = append(set, k, string(b))
 	}
 	ks := s.cfg.sessionKeys(key)
-	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSetNX(ctx, ks.meta, "created_at", ev.Timestamp.UTC().Format(time.RFC3339Nano))
-		p.RPush(ctx, ks.events, data)
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSetNX(ctx, ks.meta, "created_at", evs[0].Timestamp.UTC().Format(time.RFC3339Nano))
+		p.RPush(ctx, ks.events, data...)
 		if len(set) > 0 {
 			p.HSet(ctx, ks.state, set...)
 		}
@@ -122,7 +141,7 @@ func (s *Service) AppendEvent(ctx context.Context, key session.Key, ev *session.
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("redissession: append event %s to %v: %w", ev.ID, key, err)
+		return fmt.Errorf("redissession: append %d event(s) from %s to %v: %w", len(evs), evs[0].ID, key, err)
 	}
 	return nil
 }

@@ -30,6 +30,7 @@ func Run(t *testing.T, f Factory) {
 	t.Run("GetOrCreateIsIdempotent", func(t *testing.T) { testGetOrCreate(t, f) })
 	t.Run("AppendKeepsOrderAndContent", func(t *testing.T) { testAppendOrder(t, f) })
 	t.Run("StateDelta", func(t *testing.T) { testStateDelta(t, f) })
+	t.Run("AppendEventsKeepsOrderAndState", func(t *testing.T) { testAppendEvents(t, f) })
 	t.Run("PartialRejected", func(t *testing.T) { testPartialRejected(t, f) })
 	t.Run("ConcurrentAppendsKeepPerWriterOrder", func(t *testing.T) { testConcurrentAppends(t, f) })
 	t.Run("SessionsAreIsolated", func(t *testing.T) { testIsolation(t, f) })
@@ -232,5 +233,52 @@ func testReopen(t *testing.T, f Factory) {
 	}
 	if len(s.Events) != 1 || s.Events[0].Content.Text() != "persist me" || s.State["x"] != "y" {
 		t.Fatalf("reopened session = %+v", s)
+	}
+}
+
+// testAppendEvents: session.AppendEvents (one write on a BatchAppender)
+// stores events in order after what was there, stamps them, and applies
+// their state deltas in order (a later event's delta wins).
+func testAppendEvents(t *testing.T, f Factory) {
+	svc := f.New(t)
+	ctx := context.Background()
+	k := key(t, "batch")
+	text := func(s string) *model.Content { return model.NewTextContent(model.RoleUser, s) }
+	first := &session.Event{InvocationID: "inv-1", Author: session.AuthorUser, Content: text("before")}
+	if err := svc.AppendEvent(ctx, k, first); err != nil {
+		t.Fatal(err)
+	}
+	evs := []*session.Event{
+		{InvocationID: "inv-1", Author: session.AuthorUser, Content: text("one"), Actions: session.Actions{StateDelta: map[string]any{"a": "1", "b": "1"}}},
+		{InvocationID: "inv-1", Author: "support", Content: text("two"), Actions: session.Actions{StateDelta: map[string]any{"a": nil}}},
+		{InvocationID: "inv-1", Author: "support", Content: text("three"), Actions: session.Actions{StateDelta: map[string]any{"b": "3"}}},
+	}
+	if err := session.AppendEvents(ctx, svc, k, evs); err != nil {
+		t.Fatal(err)
+	}
+	for i, ev := range evs {
+		if ev.ID == "" || ev.Timestamp.IsZero() {
+			t.Fatalf("event %d not stamped: %+v", i, ev)
+		}
+	}
+	s, err := svc.Get(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range s.Events {
+		got = append(got, e.Content.Text())
+	}
+	if fmt.Sprint(got) != "[before one two three]" {
+		t.Fatalf("events = %v, want [before one two three]", got)
+	}
+	if s.Events[1].ID != evs[0].ID || s.Events[3].ID != evs[2].ID {
+		t.Fatalf("stored IDs differ from the stamped ones")
+	}
+	if _, ok := s.State["a"]; ok || s.State["b"] != "3" {
+		t.Fatalf("state = %v, want a deleted and b = 3", s.State)
+	}
+	if err := session.AppendEvents(ctx, svc, k, []*session.Event{{Author: "x", Partial: true}, {Author: "y"}}); !errors.Is(err, session.ErrPartialEvent) {
+		t.Fatalf("a batch with a partial event: %v, want ErrPartialEvent", err)
 	}
 }
