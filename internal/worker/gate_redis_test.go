@@ -15,7 +15,8 @@ import (
 )
 
 // The worker's whole record lifecycle on Redis through redissession.Gate
-// (one round trip to enter, one to finish a completion): a new invocation
+// (one round trip to enter, with the session read under the lock, and one
+// to finish a completion): a new invocation
 // completes; one fails and is dead-lettered; its replay finds the existing
 // record, runs again and completes; a duplicate of a completed one runs
 // nothing. The session lock is free after each, and the records count the
@@ -36,7 +37,14 @@ func TestWorkerOnTheRedisGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.deps = func(d *worker.Deps) { d.Locker, d.Invocations, d.Gate = locker, invs, gate }
+	svc, err := redissession.New(rdb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.deps = func(d *worker.Deps) {
+		d.Locker, d.Invocations, d.Gate = locker, invs, gate
+		d.Agents["support"].Sessions = svc // the sessions the Gate reads
+	}
 
 	llm := agenttest.NewScriptedModel(
 		agenttest.Reply(agenttest.Text("first done")),
@@ -84,6 +92,21 @@ func TestWorkerOnTheRedisGate(t *testing.T) {
 		t.Fatalf("inv-g2 replay: %+v", res)
 	}
 	lockFree("after the replay")
+	// The replay resumed from the session the Gate read: the user message
+	// of inv-g2 is stored once.
+	sess, err := svc.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := 0
+	for _, ev := range sess.InvocationEvents("inv-g2") {
+		if ev.Author == session.AuthorUser {
+			users++
+		}
+	}
+	if users != 1 {
+		t.Fatalf("inv-g2's user message is stored %d times, want 1", users)
+	}
 	if rec := record("inv-g2"); rec.Status != session.InvocationCompleted || rec.Attempts != 2 {
 		t.Fatalf("inv-g2 record = %+v, want completed after 2 runs", rec)
 	}

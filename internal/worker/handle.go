@@ -106,9 +106,11 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	// as the same holder.
 	owner := fmt.Sprintf("%s/%s/%d/%d", w.cfg.Name, req.InvocationID, j.meta.Sequence.Stream, j.delivered)
 	// One step (one round trip with redissession.Gate): the lock, the
-	// record read under it, and for a new invocation its running record.
+	// record read under it, for a new invocation its running record, and
+	// the session, which nothing can change while the lock is held.
 	running := &session.Invocation{ID: req.InvocationID, Session: key, Status: session.InvocationRunning, Result: runningRecord(j.replay, 0)}
-	lease, rec, err := w.gate.Enter(ctx, key, owner, w.cfg.SessionLease, running)
+	entry, err := w.gate.Enter(ctx, key, owner, w.cfg.SessionLease, running)
+	lease, rec := entry.Lease, entry.Existing
 	if errors.Is(err, session.ErrLocked) {
 		// A live holder finishes soon; a crashed one's lease runs out within
 		// SessionLease. Busy Naks do not count towards the delivery limit, so
@@ -203,6 +205,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		// Only a replay may reset the budget (see envelope.HeaderFreshBudget);
 		// the run limit still bounds how often it runs.
 		FreshBudget: j.replay > 0 && msg.Headers().Get(envelope.HeaderFreshBudget) == "true",
+		Session:     entry.Session,
 	})
 	w.deps.Metrics.inFlight(-1)
 	w.finish(ctx, j, runner, out, runErr)

@@ -7,6 +7,22 @@ import (
 	"time"
 )
 
+// Entry is what Gate.Enter did and found.
+type Entry struct {
+	// Lease is the held session lock; nil when Enter failed before taking
+	// it. A non-nil Lease must be released, also when Enter returned an
+	// error (the read or the store failed after the lock was taken).
+	Lease *Lease
+	// Existing is the invocation's stored record; nil when there was none
+	// and Enter stored the running record.
+	Existing *Invocation
+	// Session is the session as GetOrCreate returns it, read under the
+	// lock in the same step, when the Gate reads sessions (nil otherwise):
+	// the worker hands it to the runner (agent.RunRequest.Session) instead
+	// of loading it again.
+	Session *Session
+}
+
 // Gate is how a worker enters and leaves an invocation: the session lock and
 // the invocation record together. A backend whose lock and records live on
 // one server can do each step in one round trip (redissession.Gate); any
@@ -18,15 +34,11 @@ type Gate interface {
 	// gives a *LockedError and changes nothing), then reads the record of
 	// invocation running.ID. With no record it stores running, as
 	// InvocationStore.Transition would (running's Status must be
-	// InvocationRunning; it is updated with the stored values), and
-	// returns a nil existing. Otherwise it returns the stored record as
-	// existing and stores nothing: the caller decides, then calls
-	// Transition itself.
-	//
-	// A non-nil Lease means the caller holds the lock and must release it,
-	// also when err is not nil (the read or the store failed after the
-	// lock was taken).
-	Enter(ctx context.Context, key Key, owner string, lease time.Duration, running *Invocation) (l *Lease, existing *Invocation, err error)
+	// InvocationRunning; it is updated with the stored values), leaving
+	// Entry.Existing nil. Otherwise Entry.Existing is the stored record
+	// and nothing is stored: the caller decides, then calls Transition
+	// itself. The Entry is never nil.
+	Enter(ctx context.Context, key Key, owner string, lease time.Duration, running *Invocation) (*Entry, error)
 	// Finish stores rec, as InvocationStore.Transition (with its
 	// *InvocationCompletedError), and releases owner's lock of key, as
 	// Locker.Release. released says whether the lock is known to be free
@@ -37,7 +49,8 @@ type Gate interface {
 
 // NewGate returns a Gate that makes Locker and InvocationStore calls one
 // after another: Enter is Acquire, Get and, for a new invocation,
-// Transition; Finish is Transition then Release.
+// Transition; Finish is Transition then Release. It does not read sessions
+// (Entry.Session is nil).
 func NewGate(l Locker, s InvocationStore) Gate { return &seqGate{l: l, s: s} }
 
 type seqGate struct {
@@ -45,33 +58,36 @@ type seqGate struct {
 	s InvocationStore
 }
 
-func (g *seqGate) Enter(ctx context.Context, key Key, owner string, lease time.Duration, running *Invocation) (*Lease, *Invocation, error) {
+func (g *seqGate) Enter(ctx context.Context, key Key, owner string, lease time.Duration, running *Invocation) (*Entry, error) {
 	if running == nil || running.Status != InvocationRunning {
-		return nil, nil, errors.New("session: gate: Enter needs a running record")
+		return &Entry{}, errors.New("session: gate: Enter needs a running record")
 	}
 	l, err := g.l.Acquire(ctx, key, owner, lease)
 	if err != nil {
-		return nil, nil, err
+		return &Entry{}, err
 	}
+	e := &Entry{Lease: l}
 	existing, err := g.s.Get(ctx, running.ID)
 	switch {
 	case errors.Is(err, ErrInvocationNotFound):
 	case err != nil:
-		return l, nil, fmt.Errorf("read invocation record: %w", err)
+		return e, fmt.Errorf("read invocation record: %w", err)
 	default:
-		return l, existing, nil
+		e.Existing = existing
+		return e, nil
 	}
 	err = g.s.Transition(ctx, running)
 	var ce *InvocationCompletedError
 	if errors.As(err, &ce) {
 		// Completed between the read and the write: only without the
 		// lock's exclusion, but answer as if the read had seen it.
-		return l, ce.Current, nil
+		e.Existing = ce.Current
+		return e, nil
 	}
 	if err != nil {
-		return l, nil, fmt.Errorf("mark invocation running: %w", err)
+		return e, fmt.Errorf("mark invocation running: %w", err)
 	}
-	return l, nil, nil
+	return e, nil
 }
 
 func (g *seqGate) Finish(ctx context.Context, rec *Invocation, key Key, owner string) (bool, error) {

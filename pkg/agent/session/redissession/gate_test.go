@@ -27,7 +27,11 @@ func TestGateConformance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return sessiontest.GateParts{Gate: g, Locker: l, Invocations: s}
+		svc, err := redissession.New(rdb, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sessiontest.GateParts{Gate: g, Locker: l, Invocations: s, Sessions: svc}
 	})
 }
 

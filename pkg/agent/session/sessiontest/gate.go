@@ -7,15 +7,30 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
 )
 
 // GateParts are a Gate and the Locker and InvocationStore over the same
 // storage, which the suite uses to set up and check what the Gate did.
 type GateParts struct {
-	Gate        session.Gate
-	Locker      session.Locker
-	Invocations session.InvocationStore
+	Gate        session.Gate            // Gate is the Gate under test.
+	Locker      session.Locker          // Locker works on the Gate's locks.
+	Invocations session.InvocationStore // Invocations works on the Gate's records.
+	// Sessions works on the sessions the Gate reads; nil for a Gate that
+	// does not read sessions (Entry.Session always nil).
+	Sessions session.Service
+}
+
+func enter(p GateParts, ctx context.Context, key session.Key, owner string, lease time.Duration, running *session.Invocation) (*session.Lease, *session.Invocation, error) {
+	e, err := p.Gate.Enter(ctx, key, owner, lease, running)
+	if e == nil {
+		panic("Gate.Enter returned a nil Entry")
+	}
+	if p.Sessions == nil && e.Session != nil {
+		panic("Gate.Enter read a session but the factory gave no Sessions")
+	}
+	return e.Lease, e.Existing, err
 }
 
 // GateFactory returns fresh GateParts for one subtest.
@@ -33,6 +48,7 @@ func RunGate(t *testing.T, f GateFactory) {
 	t.Run("FinishCompletedIsFinal", func(t *testing.T) { testGateFinishCompleted(t, f) })
 	t.Run("FinishNeverReleasesAnotherOwner", func(t *testing.T) { testGateFinishFenced(t, f) })
 	t.Run("ConcurrentEntersOneRuns", func(t *testing.T) { testGateConcurrent(t, f) })
+	t.Run("EnterReadsTheSessionUnderTheLock", func(t *testing.T) { testGateSession(t, f) })
 }
 
 var gateKey = session.Key{App: "support", UserID: "u-1", SessionID: "s-1"}
@@ -44,7 +60,7 @@ func runningRec(id string) *session.Invocation {
 func testGateEnterNew(t *testing.T, f GateFactory) {
 	p, ctx := f(t), context.Background()
 	rec := runningRec("inv-new")
-	l, existing, err := p.Gate.Enter(ctx, gateKey, "w1", time.Minute, rec)
+	l, existing, err := enter(p, ctx, gateKey, "w1", time.Minute, rec)
 	if err != nil || l == nil || existing != nil {
 		t.Fatalf("Enter = %+v, %+v, %v; want a lease, no existing record", l, existing, err)
 	}
@@ -66,7 +82,7 @@ func testGateEnterExisting(t *testing.T, f GateFactory) {
 	p, ctx := f(t), context.Background()
 	transition(t, p.Invocations, &session.Invocation{ID: "inv-old", Session: gateKey, Status: session.InvocationRunning})
 	transition(t, p.Invocations, &session.Invocation{ID: "inv-old", Session: gateKey, Status: session.InvocationDeadLettered, Error: "boom"})
-	l, existing, err := p.Gate.Enter(ctx, gateKey, "w1", time.Minute, runningRec("inv-old"))
+	l, existing, err := enter(p, ctx, gateKey, "w1", time.Minute, runningRec("inv-old"))
 	if err != nil || l == nil || existing == nil {
 		t.Fatalf("Enter = %+v, %+v, %v; want a lease and the existing record", l, existing, err)
 	}
@@ -83,7 +99,7 @@ func testGateEnterLocked(t *testing.T, f GateFactory) {
 	if _, err := p.Locker.Acquire(ctx, gateKey, "holder", time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	l, existing, err := p.Gate.Enter(ctx, gateKey, "w1", time.Minute, runningRec("inv-locked"))
+	l, existing, err := enter(p, ctx, gateKey, "w1", time.Minute, runningRec("inv-locked"))
 	if l != nil || existing != nil {
 		t.Fatalf("Enter on a held lock returned %+v, %+v", l, existing)
 	}
@@ -97,10 +113,10 @@ func testGateEnterArgs(t *testing.T, f GateFactory) {
 	p, ctx := f(t), context.Background()
 	notRunning := runningRec("inv-x")
 	notRunning.Status = session.InvocationCompleted
-	if l, _, err := p.Gate.Enter(ctx, gateKey, "w1", time.Minute, notRunning); err == nil || l != nil {
+	if l, _, err := enter(p, ctx, gateKey, "w1", time.Minute, notRunning); err == nil || l != nil {
 		t.Fatalf("Enter with a completed record = %+v, %v; want an error and no lock", l, err)
 	}
-	if l, _, err := p.Gate.Enter(ctx, gateKey, "", time.Minute, runningRec("inv-x")); err == nil || l != nil {
+	if l, _, err := enter(p, ctx, gateKey, "", time.Minute, runningRec("inv-x")); err == nil || l != nil {
 		t.Fatalf("Enter with an empty owner = %+v, %v; want an error", l, err)
 	}
 	if _, err := p.Locker.Acquire(ctx, gateKey, "w2", time.Minute); err != nil {
@@ -110,7 +126,7 @@ func testGateEnterArgs(t *testing.T, f GateFactory) {
 
 func testGateFinish(t *testing.T, f GateFactory) {
 	p, ctx := f(t), context.Background()
-	if _, _, err := p.Gate.Enter(ctx, gateKey, "w1", time.Minute, runningRec("inv-fin")); err != nil {
+	if _, _, err := enter(p, ctx, gateKey, "w1", time.Minute, runningRec("inv-fin")); err != nil {
 		t.Fatal(err)
 	}
 	done := &session.Invocation{ID: "inv-fin", Session: gateKey, Status: session.InvocationCompleted, Result: []byte(`{"ok": true}`)}
@@ -131,7 +147,7 @@ func testGateFinish(t *testing.T, f GateFactory) {
 
 func testGateFinishCompleted(t *testing.T, f GateFactory) {
 	p, ctx := f(t), context.Background()
-	if _, _, err := p.Gate.Enter(ctx, gateKey, "w1", time.Minute, runningRec("inv-twice")); err != nil {
+	if _, _, err := enter(p, ctx, gateKey, "w1", time.Minute, runningRec("inv-twice")); err != nil {
 		t.Fatal(err)
 	}
 	transition(t, p.Invocations, &session.Invocation{ID: "inv-twice", Session: gateKey, Status: session.InvocationCompleted, Result: []byte(`"first"`)})
@@ -169,7 +185,7 @@ func testGateConcurrent(t *testing.T, f GateFactory) {
 	entered, locked := 0, 0
 	for i := range n {
 		wg.Go(func() {
-			l, existing, err := p.Gate.Enter(ctx, gateKey, "w"+string(rune('a'+i)), time.Minute, runningRec("inv-race"))
+			l, existing, err := enter(p, ctx, gateKey, "w"+string(rune('a'+i)), time.Minute, runningRec("inv-race"))
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -188,5 +204,47 @@ func testGateConcurrent(t *testing.T, f GateFactory) {
 	}
 	if got := get(t, p.Invocations, "inv-race"); got.Attempts != 1 {
 		t.Fatalf("attempts = %d, want 1", got.Attempts)
+	}
+}
+
+func testGateSession(t *testing.T, f GateFactory) {
+	p, ctx := f(t), context.Background()
+	if p.Sessions == nil {
+		e, err := p.Gate.Enter(ctx, gateKey, "w1", time.Minute, runningRec("inv-s"))
+		if err != nil || e.Session != nil {
+			t.Fatalf("a Gate without Sessions: Entry.Session = %v, %v", e.Session, err)
+		}
+		return
+	}
+	text := func(s string) *model.Content { return model.NewTextContent(model.RoleUser, s) }
+	for i, s := range []string{"one", "two"} {
+		ev := &session.Event{InvocationID: "inv-0", Author: session.AuthorUser, Content: text(s),
+			Actions: session.Actions{StateDelta: map[string]any{"n": float64(i + 1)}}}
+		if err := p.Sessions.AppendEvent(ctx, gateKey, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := p.Sessions.GetOrCreate(ctx, gateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"inv-s", "inv-s"} { // new, then existing
+		e, err := p.Gate.Enter(ctx, gateKey, "w1", time.Minute, runningRec(id))
+		if err != nil || e.Session == nil {
+			t.Fatalf("Enter = %+v, %v; want the session", e, err)
+		}
+		if len(e.Session.Events) != 2 || e.Session.Events[1].Content.Text() != "two" || e.Session.Events[0].ID != want.Events[0].ID ||
+			e.Session.State["n"] != float64(2) || e.Session.Key != gateKey {
+			t.Fatalf("Entry.Session = %+v, want what GetOrCreate reads: %+v", e.Session, want)
+		}
+	}
+	// A session that does not exist yet comes back empty, and exists then.
+	other := session.Key{App: "support", UserID: "u-2", SessionID: "new"}
+	e, err := p.Gate.Enter(ctx, other, "w1", time.Minute, runningRec("inv-t"))
+	if err != nil || e.Session == nil || len(e.Session.Events) != 0 || e.Session.Key != other {
+		t.Fatalf("Enter on a new session = %+v, %v", e, err)
+	}
+	if _, err := p.Sessions.Get(ctx, other); err != nil {
+		t.Fatalf("the new session was not created: %v", err)
 	}
 }
