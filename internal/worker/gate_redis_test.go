@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -118,4 +119,38 @@ func TestWorkerOnTheRedisGate(t *testing.T) {
 		t.Fatalf("a duplicate ran inv-g1 again: %+v", rec)
 	}
 	lockFree("after a duplicate")
+}
+
+// lostReplyGate takes the lock and stores as the real Gate does, then
+// reports a transport error without the lease, as when Redis's reply to
+// the enter script is lost.
+type lostReplyGate struct {
+	session.Gate
+	lost atomic.Bool
+}
+
+func (g *lostReplyGate) Enter(ctx context.Context, key session.Key, owner string, lease time.Duration, running *session.Invocation) (*session.Entry, error) {
+	e, err := g.Gate.Enter(ctx, key, owner, lease, running)
+	if err == nil && g.lost.CompareAndSwap(false, true) {
+		return &session.Entry{}, errors.New("read tcp: i/o timeout")
+	}
+	return e, err
+}
+
+// An Enter whose reply was lost may have taken the lock: the worker gives
+// it back at once (fenced by its owner token), so the redelivery does not
+// wait out the lease (review finding).
+func TestLockReleasedWhenEnterReplyIsLost(t *testing.T) {
+	e := newEnv(t)
+	g := &lostReplyGate{Gate: session.NewGate(e.locker, e.invs)}
+	e.deps = func(d *worker.Deps) { d.Gate = g }
+	w := e.startWorker("w1", e.supportAgent(agenttest.NewScriptedModel(agenttest.Reply(agenttest.Text("done")))),
+		worker.Config{SessionLease: time.Hour})
+	e.publish(request("inv-lost", "s1", "hi"), nil)
+	if res := e.await("inv-lost"); res.Status != envelope.StatusCompleted {
+		t.Fatalf("result = %+v", res)
+	}
+	if n := w.count("support", "nak_busy"); n != 0 {
+		t.Fatalf("%v busy Naks: the lock of the lost Enter was not released", n)
+	}
 }

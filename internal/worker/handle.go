@@ -122,6 +122,12 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 	if lease == nil {
+		// The store may have taken the lock before its reply was lost: give
+		// it back (fenced by this delivery's owner token, so never another
+		// holder's), or the redelivery would wait out the lease.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		_ = w.deps.Locker.Release(rctx, key, owner)
+		cancel()
 		w.nakInfra(j, "acquire session lock", err)
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -64,7 +65,7 @@ func (w *Worker) complete(ctx context.Context, j *job, out *agent.Outcome) {
 		w.nakInfra(j, "record completion", err)
 		return
 	}
-	if err := w.publishResult(ctx, res); err != nil {
+	if err := w.publishResult(ctx, res, j.replay); err != nil {
 		w.nakInfra(j, "publish result", err)
 		return
 	}
@@ -133,7 +134,7 @@ func (w *Worker) deadLetter(ctx context.Context, j *job, runner *agent.Runner, o
 		w.nakInfra(j, "record dead letter", err)
 		return
 	}
-	if err := w.publishResult(ctx, res); err != nil {
+	if err := w.publishResult(ctx, res, j.replay); err != nil {
 		w.nakInfra(j, "publish result", err)
 		return
 	}
@@ -165,7 +166,7 @@ func (w *Worker) badInput(ctx context.Context, j *job, reason string) {
 	if id != "" {
 		res := &envelope.Result{V: envelope.Version, InvocationID: id, Status: envelope.StatusFailed,
 			ErrorClass: string(taxonomy.BadInput), UserMessage: "The request was rejected: " + reason, Attempts: j.delivered}
-		if err := w.publishResult(ctx, res); err != nil {
+		if err := w.publishResult(ctx, res, -1); err != nil {
 			w.log.Warn().Err(err).Msg("publish bad-input result")
 		}
 	}
@@ -185,7 +186,7 @@ func (w *Worker) alreadyDone(ctx context.Context, j *job, rec *session.Invocatio
 	switch rec.Status {
 	case session.InvocationCompleted:
 		if r.Result != nil {
-			if err := w.ensureResult(ctx, r.Result); err != nil {
+			if err := w.ensureResult(ctx, r.Result, r.ReplayCount); err != nil {
 				w.nakInfra(j, "re-publish result", err)
 				return true
 			}
@@ -198,7 +199,7 @@ func (w *Worker) alreadyDone(ctx context.Context, j *job, rec *session.Invocatio
 			return false // a replay from the DLQ: run (resume) it
 		}
 		if r.Result != nil {
-			if err := w.ensureResult(ctx, r.Result); err != nil {
+			if err := w.ensureResult(ctx, r.Result, r.ReplayCount); err != nil {
 				w.nakInfra(j, "re-publish result", err)
 				return true
 			}
@@ -220,15 +221,44 @@ func (w *Worker) resultFor(j *job, out *agent.Outcome, status envelope.Status) *
 	return res
 }
 
-func (w *Worker) publishResult(ctx context.Context, res *envelope.Result) error {
+// publishResult publishes res and waits for the PubAck. A result of a
+// recorded outcome (replay >= 0) carries Nats-Msg-Id
+// res-<invocation>-<replay>-<status>: its bytes are fixed by the record, so
+// the stream's duplicate window drops a second publish of it (the worker
+// that recorded a completion and a duplicate delivery that found the record
+// before that worker published it). replay < 0 publishes without one.
+func (w *Worker) publishResult(ctx context.Context, res *envelope.Result, replay int) error {
 	data, err := res.Encode()
 	if err != nil {
 		return err
 	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	_, err = w.deps.JS.Publish(pctx, w.deps.Streams.ResultSubject(res.InvocationID), data)
+	subject := w.deps.Streams.ResultSubject(res.InvocationID)
+	if replay < 0 {
+		_, err = w.deps.JS.Publish(pctx, subject, data)
+		return err
+	}
+	ack, err := w.deps.JS.Publish(pctx, subject, data, jetstream.WithMsgID(ResultMsgID(res.InvocationID, replay, res.Status)))
+	if err != nil || !ack.Duplicate {
+		return err
+	}
+	// The id was published within the duplicate window. The stream keeps
+	// that result unless it lost it since (a purge): then the re-publish
+	// must not be dropped, so it goes again without the id.
+	if s, err := w.deps.JS.Stream(pctx, w.deps.Streams.ResultsStream); err == nil {
+		if last, err := s.GetLastMsgForSubject(pctx, subject); err == nil && bytes.Equal(last.Data, data) {
+			return nil
+		}
+	}
+	_, err = w.deps.JS.Publish(pctx, subject, data)
 	return err
+}
+
+// ResultMsgID is the Nats-Msg-Id of the result of an invocation's recorded
+// outcome in one replay generation.
+func ResultMsgID(invocationID string, replay int, status envelope.Status) string {
+	return fmt.Sprintf("res-%s-%d-%s", invocationID, replay, status)
 }
 
 // ensureResult re-publishes a finished invocation's result unless it is
@@ -236,7 +266,7 @@ func (w *Worker) publishResult(ctx context.Context, res *envelope.Result) error 
 // out, or its publish failed after the record was written, in which case the
 // stream may still hold an earlier result of the invocation (the
 // dead_lettered one a replay followed).
-func (w *Worker) ensureResult(ctx context.Context, res *envelope.Result) error {
+func (w *Worker) ensureResult(ctx context.Context, res *envelope.Result, replay int) error {
 	s, err := w.deps.JS.Stream(ctx, w.deps.Streams.ResultsStream)
 	if err != nil {
 		return err
@@ -250,7 +280,7 @@ func (w *Worker) ensureResult(ctx context.Context, res *envelope.Result) error {
 	case !errors.Is(err, jetstream.ErrMsgNotFound):
 		return err
 	}
-	return w.publishResult(ctx, res)
+	return w.publishResult(ctx, res, replay)
 }
 
 func (w *Worker) record(ctx context.Context, j *job, st session.InvocationStatus, res *envelope.Result, class, reason string) error {

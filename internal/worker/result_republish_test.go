@@ -78,3 +78,50 @@ func TestReplayResultRepublishedAfterAFailedPublish(t *testing.T) {
 		t.Fatalf("model calls = %d, want 3", llm.Calls())
 	}
 }
+
+// holdingJS holds the first result publish until release is closed.
+type holdingJS struct {
+	jetstream.JetStream
+	pfx     string
+	held    atomic.Bool
+	waiting chan struct{} // closed when the first result publish is held
+	release chan struct{}
+}
+
+func (h *holdingJS) Publish(ctx context.Context, subj string, data []byte, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	if strings.HasPrefix(subj, h.pfx) && h.held.CompareAndSwap(false, true) {
+		close(h.waiting)
+		<-h.release
+	}
+	return h.JetStream.Publish(ctx, subj, data, opts...)
+}
+
+// A completed invocation's lock is released with its record, before its
+// result is published. A duplicate of the request that arrives in between
+// finds the completed record and publishes the record's result itself; the
+// first worker's publish that follows is the same result with the same
+// Nats-Msg-Id, so the stream stores one (review finding: two results).
+func TestResultPublishedOnceWhenADuplicateOvertakesIt(t *testing.T) {
+	e := newEnv(t)
+	h := &holdingJS{pfx: e.sc.ResultSubject(""), waiting: make(chan struct{}), release: make(chan struct{})}
+	e.deps = func(d *worker.Deps) { h.JetStream = d.JS; d.JS = h }
+	w := e.startWorker("w1", e.supportAgent(agenttest.NewScriptedModel(agenttest.Reply(agenttest.Text("done")))), worker.Config{Concurrency: 2})
+	e.publish(request("inv-dup", "s1", "hi"), nil)
+	<-h.waiting // recorded, lock released, the result publish held
+	e.publishRaw(e.sc.RequestSubject("support"), mustJSON(t, request("inv-dup", "s1", "hi")), "again-inv-dup", nil)
+	eventually(t, "duplicate acked", func() bool { return w.count("support", "duplicate") == 1 })
+	close(h.release)
+	eventually(t, "completion acked", func() bool { return w.count("support", "completed") == 1 })
+	ctx := context.Background()
+	s, err := e.js.Stream(ctx, e.sc.ResultsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(e.sc.ResultSubject("inv-dup")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 1 || info.State.LastSeq != 1 {
+		t.Fatalf("results stream: %d messages, last seq %d; want the one result published once", info.State.Msgs, info.State.LastSeq)
+	}
+}

@@ -19,6 +19,7 @@ type writeLog struct {
 	mu     sync.Mutex
 	writes []string // the authors of each write's events
 	fail   int      // writes to refuse before storing again
+	lost   int      // writes to store whose reply is then lost (an error)
 }
 
 func (w *writeLog) note(evs []*session.Event) error {
@@ -40,14 +41,42 @@ func (w *writeLog) AppendEvent(ctx context.Context, key session.Key, ev *session
 	if err := w.note([]*session.Event{ev}); err != nil {
 		return err
 	}
-	return w.Memory.AppendEvent(ctx, key, ev)
+	if err := w.Memory.AppendEvent(ctx, key, ev); err != nil {
+		return err
+	}
+	return w.replyLost()
 }
 
 func (w *writeLog) AppendEvents(ctx context.Context, key session.Key, evs []*session.Event) error {
 	if err := w.note(evs); err != nil {
 		return err
 	}
-	return w.Memory.AppendEvents(ctx, key, evs)
+	if err := w.Memory.AppendEvents(ctx, key, evs); err != nil {
+		return err
+	}
+	return w.replyLost()
+}
+
+func (w *writeLog) replyLost() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.lost > 0 {
+		w.lost--
+		return errors.New("i/o timeout (stored)")
+	}
+	return nil
+}
+
+// oneByOne hides AppendEvents: a Service without batches (like NATS KV).
+type oneByOne struct{ session.Service }
+
+// authors lists a session's events as author:text.
+func authors(s *session.Session) string {
+	var out []string
+	for _, e := range s.Events {
+		out = append(out, e.Author+":"+e.Content.Text())
+	}
+	return fmt.Sprint(out)
 }
 
 func (w *writeLog) log() string {
@@ -104,7 +133,7 @@ func TestHeldUserMessageStoredWhenTheModelFails(t *testing.T) {
 func TestFailedFirstWriteLosesNothing(t *testing.T) {
 	f := newFixture(t, agenttest.Reply(agenttest.Text("Hi!")), agenttest.Reply(agenttest.Text("Hi again!")))
 	w := withWriteLog(f)
-	w.fail = 2 // the first write and the flush after it
+	w.fail = 1 // the write of the user message and the first answer
 	_, err := f.run(t, "inv-1", "hello")
 	var se *agent.SessionError
 	if !errors.As(err, &se) {
@@ -168,5 +197,93 @@ func TestRunRequestSessionReplacesTheLoad(t *testing.T) {
 	reqs := f.model.Requests()
 	if n := len(reqs[1].Contents); n != 3 {
 		t.Fatalf("second request has %d contents, want inv-1's two and the new message", n)
+	}
+}
+
+// A write that stored the held user message but whose reply was lost, and
+// a service without batches whose second write fails: either way the user
+// message is not written a second time, and the redelivery resumes from a
+// history in order (review finding: the flush wrote it again).
+func TestHeldUserMessageIsWrittenOnce(t *testing.T) {
+	t.Run("reply lost", func(t *testing.T) {
+		f := newFixture(t, agenttest.Reply(agenttest.Text("Hi!")))
+		w := withWriteLog(f)
+		w.lost = 1
+		if _, err := f.run(t, "inv-1", "hello"); err == nil {
+			t.Fatal("a lost reply did not end the invocation")
+		}
+		if got := authors(f.session(t)); got != "[user:hello support:Hi!]" {
+			t.Fatalf("session = %s", got)
+		}
+		// The redelivery finds the final answer: nothing runs again.
+		if _, err := f.run(t, "inv-1", "hello"); err != nil {
+			t.Fatal(err)
+		}
+		if got := authors(f.session(t)); got != "[user:hello support:Hi!]" {
+			t.Fatalf("session after the redelivery = %s", got)
+		}
+	})
+	t.Run("no batches, second write fails", func(t *testing.T) {
+		f := newFixture(t, agenttest.Reply(agenttest.Text("Hi!")), agenttest.Reply(agenttest.Text("Hi again!")))
+		// One write per event; the model response's write fails.
+		f.runner.Sessions = &secondWriteFails{Service: oneByOne{f.sessions}}
+		if _, err := f.run(t, "inv-1", "hello"); err == nil {
+			t.Fatal("the failed write did not end the invocation")
+		}
+		if got := authors(f.session(t)); got != "[user:hello]" {
+			t.Fatalf("session = %s, want the user message once", got)
+		}
+		if _, err := f.run(t, "inv-1", "hello"); err != nil {
+			t.Fatal(err)
+		}
+		if got := authors(f.session(t)); got != "[user:hello support:Hi again!]" {
+			t.Fatalf("session after the redelivery = %s", got)
+		}
+	})
+}
+
+// secondWriteFails fails the second AppendEvent call only.
+type secondWriteFails struct {
+	session.Service
+	n int
+}
+
+func (s *secondWriteFails) AppendEvent(ctx context.Context, key session.Key, ev *session.Event) error {
+	s.n++
+	if s.n == 2 {
+		return errors.New("store down")
+	}
+	return s.Service.AppendEvent(ctx, key, ev)
+}
+
+// A caller that stops iterating before anything was stored (on a streamed
+// partial event), with the store down: no panic, nothing more is yielded.
+func TestStoppingEarlyWithAFailingFlushDoesNotPanic(t *testing.T) {
+	f := newFixture(t, agenttest.Reply(agenttest.Partial("Hel"), agenttest.Text("Hello")))
+	w := withWriteLog(f)
+	w.fail = 5
+	for ev, err := range f.runner.Run(context.Background(), agent.RunRequest{
+		InvocationID: "inv-1", UserID: "u1", SessionID: "s1", Stream: true,
+		Message: agenttest.Text("hi").Content,
+	}) {
+		if err != nil || ev == nil || !ev.Partial {
+			t.Fatalf("first yield = %+v, %v; want the partial event", ev, err)
+		}
+		break
+	}
+}
+
+// When the run fails and the flush of the held user message fails too, the
+// invocation ends with the *SessionError (an infrastructure failure: the
+// message goes back), not with the model's error (which could dead-letter
+// it with the user message never stored).
+func TestFailedFlushWinsOverTheRunsError(t *testing.T) {
+	f := newFixture(t, agenttest.Fail(errors.New("bad request")))
+	w := withWriteLog(f)
+	w.fail = 1
+	_, err := f.run(t, "inv-1", "hello")
+	var se *agent.SessionError
+	if !errors.As(err, &se) {
+		t.Fatalf("error = %v, want a *SessionError", err)
 	}
 }

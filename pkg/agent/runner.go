@@ -217,14 +217,18 @@ func countModelCalls(events []*session.Event, agentName string) int {
 }
 
 // append stores e (with pending callback state writes), after the held
-// events in the same write, and records it.
+// events in the same write, and records it. The held events are tried once:
+// whatever the write's outcome they are not written again (a write whose
+// reply was lost may have stored them; a failed write ends the invocation,
+// and its redelivery starts from what the store holds).
 func (inv *invocation) append(ctx context.Context, e *session.Event) error {
 	e.InvocationID = inv.req.InvocationID
 	inv.cc.takeActions(&e.Actions)
-	if err := session.AppendEvents(ctx, inv.r.Sessions, inv.key, append(inv.pending, e)); err != nil {
+	evs := append(inv.pending, e)
+	inv.pending = nil
+	if err := session.AppendEvents(ctx, inv.r.Sessions, inv.key, evs); err != nil {
 		return &SessionError{Op: "append", Err: err}
 	}
-	inv.pending = nil
 	inv.history = append(inv.history, e)
 	inv.cc.record(e)
 	inv.cc.applyDelta(e.Actions.StateDelta)
@@ -246,15 +250,16 @@ func (inv *invocation) hold(e *session.Event) {
 }
 
 // flush stores held events that no append took along (the invocation ended
-// before its first model response was stored).
+// before its first model response was stored); like append, it tries once.
 func (inv *invocation) flush(ctx context.Context) error {
 	if len(inv.pending) == 0 {
 		return nil
 	}
-	if err := session.AppendEvents(ctx, inv.r.Sessions, inv.key, inv.pending); err != nil {
+	evs := inv.pending
+	inv.pending = nil
+	if err := session.AppendEvents(ctx, inv.r.Sessions, inv.key, evs); err != nil {
 		return &SessionError{Op: "append", Err: err}
 	}
-	inv.pending = nil
 	return nil
 }
 
@@ -268,11 +273,22 @@ func (inv *invocation) emit(ctx context.Context, e *session.Event, yield func(*s
 	return nil
 }
 
-// loop runs the invocation, then stores what it still holds.
+// loop runs the invocation, then stores what it still holds. A failed
+// flush wins over the run's own error (the user message is not stored: an
+// infrastructure failure, so the message goes back), except when the
+// caller stopped iterating: then nothing more may be yielded, and the
+// failure is only logged.
 func (inv *invocation) loop(ctx context.Context, yield func(*session.Event, error) bool) error {
 	err := inv.steps(ctx, yield)
-	if ferr := inv.flush(context.WithoutCancel(ctx)); ferr != nil && (err == nil || errors.Is(err, errYieldStopped)) {
-		err = ferr
+	if ferr := inv.flush(context.WithoutCancel(ctx)); ferr != nil {
+		if errors.Is(err, errYieldStopped) {
+			inv.log.Warn().Err(ferr).Msg("storing the user message failed after the caller stopped")
+			return err
+		}
+		if err != nil {
+			inv.log.Warn().Err(err).Msg("invocation failed, and storing its user message failed too")
+		}
+		return ferr
 	}
 	return err
 }

@@ -115,8 +115,8 @@ func (g *Gate) Enter(ctx context.Context, key session.Key, owner string, lease t
 		[]string{ks.lock, g.invs.cfg.invocationKey(running.ID), ks.meta, ks.events, ks.state}, argv...).Slice()
 	if err != nil {
 		// Whether the lock was taken is unknown: report none held. If it
-		// was, it is ours (owner) and expires with the lease; a retry with
-		// the same owner takes it again.
+		// was, it is owner's and expires with the lease unless the caller
+		// releases it (the worker does, best effort).
 		return &session.Entry{}, fmt.Errorf("redissession: enter %v for invocation %q: %w", key, running.ID, err)
 	}
 	if len(res) == 0 {
