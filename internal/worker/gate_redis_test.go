@@ -16,8 +16,7 @@ import (
 )
 
 // The worker's whole record lifecycle on Redis through redissession.Gate
-// (one round trip to enter, with the session read under the lock, and one
-// to finish a completion): a new invocation
+// (one round trip to enter and one to finish a completion): a new invocation
 // completes; one fails and is dead-lettered; its replay finds the existing
 // record, runs again and completes; a duplicate of a completed one runs
 // nothing. The session lock is free after each, and the records count the
@@ -44,7 +43,7 @@ func TestWorkerOnTheRedisGate(t *testing.T) {
 	}
 	e.deps = func(d *worker.Deps) {
 		d.Locker, d.Invocations, d.Gate = locker, invs, gate
-		d.Agents["support"].Sessions = svc // the sessions the Gate reads
+		d.Agents["support"].Sessions = svc
 	}
 
 	llm := agenttest.NewScriptedModel(
@@ -93,8 +92,7 @@ func TestWorkerOnTheRedisGate(t *testing.T) {
 		t.Fatalf("inv-g2 replay: %+v", res)
 	}
 	lockFree("after the replay")
-	// The replay resumed from the session the Gate read: the user message
-	// of inv-g2 is stored once.
+	// The replay resumed: the user message of inv-g2 is stored once.
 	sess, err := svc.Get(ctx, key)
 	if err != nil {
 		t.Fatal(err)

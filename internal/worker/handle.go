@@ -106,8 +106,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	// as the same holder.
 	owner := fmt.Sprintf("%s/%s/%d/%d", w.cfg.Name, req.InvocationID, j.meta.Sequence.Stream, j.delivered)
 	// One step (one round trip with redissession.Gate): the lock, the
-	// record read under it, for a new invocation its running record, and
-	// the session, which nothing can change while the lock is held.
+	// record read under it, and for a new invocation its running record.
 	running := &session.Invocation{ID: req.InvocationID, Session: key, Status: session.InvocationRunning, Result: runningRecord(j.replay, 0)}
 	entry, err := w.gate.Enter(ctx, key, owner, w.cfg.SessionLease, running)
 	lease, rec := entry.Lease, entry.Existing
@@ -211,7 +210,6 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		// Only a replay may reset the budget (see envelope.HeaderFreshBudget);
 		// the run limit still bounds how often it runs.
 		FreshBudget: j.replay > 0 && msg.Headers().Get(envelope.HeaderFreshBudget) == "true",
-		Session:     entry.Session,
 	})
 	w.deps.Metrics.inFlight(-1)
 	w.finish(ctx, j, runner, out, runErr)

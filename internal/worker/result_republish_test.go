@@ -125,3 +125,31 @@ func TestResultPublishedOnceWhenADuplicateOvertakesIt(t *testing.T) {
 		t.Fatalf("results stream: %d messages, last seq %d; want the one result published once", info.State.Msgs, info.State.LastSeq)
 	}
 }
+
+// A model's text with invalid UTF-8 is stored and published as the same
+// bytes (U+FFFD in place of the bad byte), so a duplicate that compares the
+// stream's result with the record's publishes nothing more (review
+// finding: encoding/json's replacement differed after the round trip).
+func TestInvalidUTF8ResultPublishedOnce(t *testing.T) {
+	e := newEnv(t)
+	w := e.startWorker("w1", e.supportAgent(agenttest.NewScriptedModel(agenttest.Reply(agenttest.Text("caf\xc3")))), worker.Config{})
+	e.publish(request("inv-utf8", "s1", "hi"), nil)
+	if res := e.await("inv-utf8"); res.Content != "caf\uFFFD" {
+		t.Fatalf("content = %q", res.Content)
+	}
+	eventually(t, "completion acked", func() bool { return w.count("support", "completed") == 1 })
+	e.publishRaw(e.sc.RequestSubject("support"), mustJSON(t, request("inv-utf8", "s1", "hi")), "again-inv-utf8", nil)
+	eventually(t, "duplicate acked", func() bool { return w.count("support", "duplicate") == 1 })
+	ctx := context.Background()
+	s, err := e.js.Stream(ctx, e.sc.ResultsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(e.sc.ResultSubject("inv-utf8")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.LastSeq != 1 {
+		t.Fatalf("results stream last seq %d: the duplicate published the result again", info.State.LastSeq)
+	}
+}

@@ -28,9 +28,8 @@ type Deps struct {
 	Invocations session.InvocationStore // Invocations records finished invocations for de-duplication.
 	// Gate, if set, enters and finishes invocations over Locker's locks and
 	// Invocations' records in fewer round trips (redissession.Gate); it
-	// must work on the same storage, and a Gate that reads sessions on
-	// that of the agents' session Services (the runner resumes from what
-	// it read). Default: session.NewGate(Locker, Invocations).
+	// must work on the same storage. Default: session.NewGate(Locker,
+	// Invocations).
 	Gate session.Gate
 	DLQ  *dlq.Publisher // DLQ publishes dead-letter entries.
 	// Cooldown, if set, is asked before an invocation starts: while the

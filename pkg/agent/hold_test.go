@@ -153,53 +153,6 @@ func TestFailedFirstWriteLosesNothing(t *testing.T) {
 	}
 }
 
-// loadCount counts GetOrCreate calls.
-type loadCount struct {
-	*session.Memory
-	loads int
-}
-
-func (l *loadCount) GetOrCreate(ctx context.Context, key session.Key) (*session.Session, error) {
-	l.loads++
-	return l.Memory.GetOrCreate(ctx, key)
-}
-
-// RunRequest.Session (what the worker's Gate read under the session lock)
-// replaces the runner's own load, but only for the invocation's own key:
-// the resume then works from it.
-func TestRunRequestSessionReplacesTheLoad(t *testing.T) {
-	f := newFixture(t, agenttest.Reply(agenttest.Text("one")), agenttest.Reply(agenttest.Text("two")))
-	lc := &loadCount{Memory: f.sessions}
-	f.runner.Sessions = lc
-	ctx := context.Background()
-	key := session.Key{App: "support", UserID: "u1", SessionID: "s1"}
-	snap, err := f.sessions.GetOrCreate(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := func(id string, s *session.Session) {
-		t.Helper()
-		if _, err := f.runner.Invoke(ctx, agent.RunRequest{InvocationID: id, UserID: "u1", SessionID: "s1",
-			Message: agenttest.Text("hi").Content, Session: s}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	run("inv-1", snap)
-	if lc.loads != 0 {
-		t.Fatalf("the runner loaded the session %d times although it was given", lc.loads)
-	}
-	other := &session.Session{Key: session.Key{App: "support", UserID: "u9", SessionID: "s9"}, State: map[string]any{}}
-	run("inv-2", other)
-	if lc.loads != 1 {
-		t.Fatalf("a snapshot of another session was used (%d loads, want 1)", lc.loads)
-	}
-	// inv-2's model request saw inv-1's turn: it came from the load.
-	reqs := f.model.Requests()
-	if n := len(reqs[1].Contents); n != 3 {
-		t.Fatalf("second request has %d contents, want inv-1's two and the new message", n)
-	}
-}
-
 // A write that stored the held user message but whose reply was lost, and
 // a service without batches whose second write fails: either way the user
 // message is not written a second time, and the redelivery resumes from a

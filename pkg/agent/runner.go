@@ -54,11 +54,6 @@ type RunRequest struct {
 	// resumed invocation's earlier model calls count against its budget, so
 	// crash-and-resume cannot turn a looping model into an endless one.
 	FreshBudget bool
-	// Session, when set, is the session as GetOrCreate would return it,
-	// read under the session lock after its last write (session.Gate's
-	// Entry.Session): the runner uses it instead of loading the session.
-	// Ignored unless its Key is the invocation's.
-	Session *session.Session
 }
 
 // Run runs (or resumes) one invocation and yields its events as they happen:
@@ -176,12 +171,9 @@ func (r *Runner) start(ctx context.Context, req RunRequest) (*invocation, error)
 	if err := key.Validate(); err != nil {
 		return nil, err
 	}
-	sess := req.Session
-	if sess == nil || sess.Key != key {
-		var err error
-		if sess, err = r.Sessions.GetOrCreate(ctx, key); err != nil {
-			return nil, &SessionError{Op: "load", Err: err}
-		}
+	sess, err := r.Sessions.GetOrCreate(ctx, key)
+	if err != nil {
+		return nil, &SessionError{Op: "load", Err: err}
 	}
 	prior := sess.InvocationEvents(req.InvocationID)
 	inv := &invocation{

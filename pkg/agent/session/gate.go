@@ -9,18 +9,16 @@ import (
 
 // Entry is what Gate.Enter did and found.
 type Entry struct {
-	// Lease is the held session lock; nil when Enter failed before taking
-	// it. A non-nil Lease must be released, also when Enter returned an
-	// error (the read or the store failed after the lock was taken).
+	// Lease is the held session lock, or nil when Enter does not know it
+	// holds the lock: it failed before taking it, or the store's reply was
+	// lost (the lock may then be held by owner until the lease ends; the
+	// caller may Release it, which is fenced by owner). A non-nil Lease
+	// must be released, also when Enter returned an error (the read or the
+	// store failed after the lock was taken).
 	Lease *Lease
 	// Existing is the invocation's stored record; nil when there was none
 	// and Enter stored the running record.
 	Existing *Invocation
-	// Session is the session as GetOrCreate returns it, read under the
-	// lock in the same step, when the Gate reads sessions (nil otherwise):
-	// the worker hands it to the runner (agent.RunRequest.Session) instead
-	// of loading it again.
-	Session *Session
 }
 
 // Gate is how a worker enters and leaves an invocation: the session lock and
@@ -49,8 +47,7 @@ type Gate interface {
 
 // NewGate returns a Gate that makes Locker and InvocationStore calls one
 // after another: Enter is Acquire, Get and, for a new invocation,
-// Transition; Finish is Transition then Release. It does not read sessions
-// (Entry.Session is nil).
+// Transition; Finish is Transition then Release.
 func NewGate(l Locker, s InvocationStore) Gate { return &seqGate{l: l, s: s} }
 
 type seqGate struct {

@@ -12,32 +12,23 @@ import (
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
 )
 
-// enterScript takes the session lock (as acquireScript), reads the
+// enterScript takes the session lock (as acquireScript) and then reads the
 // invocation record, storing the running one (luaTransition) if there is
-// none, and reads the session as Service.GetOrCreate does. KEYS[1] lock,
-// KEYS[2] record, KEYS[3..5] the session's meta, events and state; ARGV[1]
-// owner, ARGV[2] lease ms, ARGV[3..9] luaTransition's arguments (ARGV[8]
-// is now), ARGV[10] the session TTL in ms (0: none). Returns {0, current
-// owner, remaining ms} when the lock is held, else {1, HGETALL, events,
-// state} for an existing record or {2, {created_at, attempts}, events,
-// state} when it stored the running record.
+// none. KEYS[1] lock, KEYS[2] record; ARGV[1] owner, ARGV[2] lease ms,
+// ARGV[3..9] luaTransition's arguments. Returns {0, current owner,
+// remaining ms} when the lock is held, {1, HGETALL} for an existing record,
+// {2, {created_at, attempts}} when it stored the running record.
 var enterScript = redis.NewScript(luaTransition + `
 local cur = redis.call('GET', KEYS[1])
 if cur and cur ~= ARGV[1] then
   return {0, cur, redis.call('PTTL', KEYS[1])}
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-local code, rec = 1, nil
 if redis.call('EXISTS', KEYS[2]) == 1 then
-  rec = redis.call('HGETALL', KEYS[2])
-else
-  code, rec = 2, transition(KEYS[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9])[2]
+  return {1, redis.call('HGETALL', KEYS[2])}
 end
-redis.call('HSETNX', KEYS[3], 'created_at', ARGV[8])
-if tonumber(ARGV[10]) > 0 then
-  for i = 3, 5 do redis.call('PEXPIRE', KEYS[i], ARGV[10]) end
-end
-return {code, rec, redis.call('LRANGE', KEYS[4], 0, -1), redis.call('HGETALL', KEYS[5])}
+local r = transition(KEYS[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
+return {2, r[2]}
 `)
 
 // finishScript stores a record (luaTransition) and releases the session
@@ -51,12 +42,11 @@ end
 return r
 `)
 
-// Gate is a session.Gate on Redis: Enter (lock, record read, the running
-// record of a new invocation, and the session as GetOrCreate reads it) and
-// Finish (record and release) are one Lua script each, so one round trip
-// instead of four and two. It works on the
-// keys of a Locker and an Invocations with the same client and Config, so
-// it can be mixed with them freely.
+// Gate is a session.Gate on Redis: Enter (lock, record read, and the
+// running record of a new invocation) and Finish (record and release) are
+// one Lua script each, so one round trip instead of three and two. It
+// works on the keys of a Locker and an Invocations with the same client and
+// Config, so it can be mixed with them freely.
 //
 // The scripts touch a session's lock and an invocation's record, which have
 // different hash tags: Gate needs a standalone Redis (or Sentinel), not
@@ -87,8 +77,7 @@ func NewGate(rdb redis.UniversalClient, cfg Config) (*Gate, error) {
 	return &Gate{locker: l, invs: s}, nil
 }
 
-// Enter implements session.Gate; Entry.Session is always set when the lock
-// was taken and the script ran.
+// Enter implements session.Gate.
 func (g *Gate) Enter(ctx context.Context, key session.Key, owner string, lease time.Duration, running *session.Invocation) (*session.Entry, error) {
 	if err := session.ValidateLockArgs(key, owner, lease, true); err != nil {
 		return &session.Entry{}, err
@@ -104,15 +93,10 @@ func (g *Gate) Enter(ctx context.Context, key session.Key, owner string, lease t
 		return &session.Entry{}, fmt.Errorf("redissession: encode invocation %q session: %w", running.ID, err)
 	}
 	args, now := g.invs.transitionArgs(running, sk)
-	ks := g.locker.cfg.sessionKeys(key)
-	var ttl int64
-	if g.locker.cfg.SessionTTL > 0 {
-		ttl = leaseMillis(g.locker.cfg.SessionTTL)
-	}
 	start := time.Now()
-	argv := append(append([]any{owner, leaseMillis(lease)}, args...), ttl)
 	res, err := enterScript.Run(ctx, g.locker.rdb,
-		[]string{ks.lock, g.invs.cfg.invocationKey(running.ID), ks.meta, ks.events, ks.state}, argv...).Slice()
+		[]string{g.locker.cfg.sessionKeys(key).lock, g.invs.cfg.invocationKey(running.ID)},
+		append([]any{owner, leaseMillis(lease)}, args...)...).Slice()
 	if err != nil {
 		// Whether the lock was taken is unknown: report none held. If it
 		// was, it is owner's and expires with the lease unless the caller
@@ -132,23 +116,8 @@ func (g *Gate) Enter(ctx context.Context, key session.Key, owner string, lease t
 		return &session.Entry{}, &session.LockedError{Key: key, Owner: cur, Until: time.Now().Add(time.Duration(pttl) * time.Millisecond)}
 	}
 	e := &session.Entry{Lease: &session.Lease{Key: key, Owner: owner, TTL: lease, Expires: start.Add(lease)}}
-	if len(res) != 4 {
+	if len(res) != 2 {
 		return e, fmt.Errorf("redissession: enter %v: unexpected reply %v", key, res)
-	}
-	events, err := stringList(res[2])
-	if err != nil {
-		return e, fmt.Errorf("redissession: enter %v: events: %w", key, err)
-	}
-	stateFlat, err := stringList(res[3])
-	if err != nil {
-		return e, fmt.Errorf("redissession: enter %v: state: %w", key, err)
-	}
-	state := make(map[string]string, len(stateFlat)/2)
-	for i := 0; i+1 < len(stateFlat); i += 2 {
-		state[stateFlat[i]] = stateFlat[i+1]
-	}
-	if e.Session, err = decodeSession(key, events, state); err != nil {
-		return e, err
 	}
 	if code == 1 {
 		flat, _ := res[1].([]any)
@@ -158,21 +127,6 @@ func (g *Gate) Enter(ctx context.Context, key session.Key, owner string, lease t
 		return e, nil
 	}
 	return e, applyTransitionReply(running, now, []any{int64(1), res[1]})
-}
-
-// stringList reads a script's list of strings.
-func stringList(v any) ([]string, error) {
-	list, ok := v.([]any)
-	if !ok {
-		return nil, fmt.Errorf("not a list: %T", v)
-	}
-	out := make([]string, len(list))
-	for i, x := range list {
-		if out[i], ok = x.(string); !ok {
-			return nil, fmt.Errorf("item %d is a %T", i, x)
-		}
-	}
-	return out, nil
 }
 
 // Finish implements session.Gate. The lock is released whenever the script

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
 )
 
@@ -17,18 +16,12 @@ type GateParts struct {
 	Gate        session.Gate            // Gate is the Gate under test.
 	Locker      session.Locker          // Locker works on the Gate's locks.
 	Invocations session.InvocationStore // Invocations works on the Gate's records.
-	// Sessions works on the sessions the Gate reads; nil for a Gate that
-	// does not read sessions (Entry.Session always nil).
-	Sessions session.Service
 }
 
 func enter(p GateParts, ctx context.Context, key session.Key, owner string, lease time.Duration, running *session.Invocation) (*session.Lease, *session.Invocation, error) {
 	e, err := p.Gate.Enter(ctx, key, owner, lease, running)
 	if e == nil {
 		panic("Gate.Enter returned a nil Entry")
-	}
-	if p.Sessions == nil && e.Session != nil {
-		panic("Gate.Enter read a session but the factory gave no Sessions")
 	}
 	return e.Lease, e.Existing, err
 }
@@ -48,7 +41,6 @@ func RunGate(t *testing.T, f GateFactory) {
 	t.Run("FinishCompletedIsFinal", func(t *testing.T) { testGateFinishCompleted(t, f) })
 	t.Run("FinishNeverReleasesAnotherOwner", func(t *testing.T) { testGateFinishFenced(t, f) })
 	t.Run("ConcurrentEntersOneRuns", func(t *testing.T) { testGateConcurrent(t, f) })
-	t.Run("EnterReadsTheSessionUnderTheLock", func(t *testing.T) { testGateSession(t, f) })
 }
 
 var gateKey = session.Key{App: "support", UserID: "u-1", SessionID: "s-1"}
@@ -204,47 +196,5 @@ func testGateConcurrent(t *testing.T, f GateFactory) {
 	}
 	if got := get(t, p.Invocations, "inv-race"); got.Attempts != 1 {
 		t.Fatalf("attempts = %d, want 1", got.Attempts)
-	}
-}
-
-func testGateSession(t *testing.T, f GateFactory) {
-	p, ctx := f(t), context.Background()
-	if p.Sessions == nil {
-		e, err := p.Gate.Enter(ctx, gateKey, "w1", time.Minute, runningRec("inv-s"))
-		if err != nil || e.Session != nil {
-			t.Fatalf("a Gate without Sessions: Entry.Session = %v, %v", e.Session, err)
-		}
-		return
-	}
-	text := func(s string) *model.Content { return model.NewTextContent(model.RoleUser, s) }
-	for i, s := range []string{"one", "two"} {
-		ev := &session.Event{InvocationID: "inv-0", Author: session.AuthorUser, Content: text(s),
-			Actions: session.Actions{StateDelta: map[string]any{"n": float64(i + 1)}}}
-		if err := p.Sessions.AppendEvent(ctx, gateKey, ev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := p.Sessions.GetOrCreate(ctx, gateKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range []string{"inv-s", "inv-s"} { // new, then existing
-		e, err := p.Gate.Enter(ctx, gateKey, "w1", time.Minute, runningRec(id))
-		if err != nil || e.Session == nil {
-			t.Fatalf("Enter = %+v, %v; want the session", e, err)
-		}
-		if len(e.Session.Events) != 2 || e.Session.Events[1].Content.Text() != "two" || e.Session.Events[0].ID != want.Events[0].ID ||
-			e.Session.State["n"] != float64(2) || e.Session.Key != gateKey {
-			t.Fatalf("Entry.Session = %+v, want what GetOrCreate reads: %+v", e.Session, want)
-		}
-	}
-	// A session that does not exist yet comes back empty, and exists then.
-	other := session.Key{App: "support", UserID: "u-2", SessionID: "new"}
-	e, err := p.Gate.Enter(ctx, other, "w1", time.Minute, runningRec("inv-t"))
-	if err != nil || e.Session == nil || len(e.Session.Events) != 0 || e.Session.Key != other {
-		t.Fatalf("Enter on a new session = %+v, %v", e, err)
-	}
-	if _, err := p.Sessions.Get(ctx, other); err != nil {
-		t.Fatalf("the new session was not created: %v", err)
 	}
 }
