@@ -88,6 +88,38 @@ var (
 
 const redacted = "[redacted]"
 
+// mayBeStack reports whether s holds a substring that every match of
+// stackFrameRE (case-sensitive) contains.
+func mayBeStack(s string) bool {
+	for _, w := range []string{"goroutine ", ".go:", "panic:", ".java:", "Traceback ("} {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// sqlWords: every match of sqlRE contains one of them, ignoring ASCII case.
+var sqlWords = []string{"select", "insert", "update", "delete", "drop", "pq:", "sqlstate", "ora-"}
+
+// mayBeSQL reports whether s may match sqlRE. (?i) also folds some
+// non-ASCII letters onto ASCII ones (U+017F onto s, U+212A onto k), so a
+// string with any non-ASCII byte is always handed to the pattern.
+func mayBeSQL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return true
+		}
+	}
+	l := strings.ToLower(s)
+	for _, w := range sqlWords {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // SanitizeString makes s safe to show a model: the first line only, control
 // characters removed, stack traces and SQL replaced by "[redacted]", URLs,
 // host:port pairs, IP addresses and internal host names redacted, and the
@@ -105,13 +137,22 @@ func SanitizeString(s string) string {
 		}
 		return r
 	}, s)
-	if stackFrameRE.MatchString(s) || sqlRE.MatchString(s) {
+	// Each pattern runs only when s holds a substring every match of it
+	// needs (the error path of a busy fleet sanitises every error map; most
+	// strings are plain sentences).
+	if (mayBeStack(s) && stackFrameRE.MatchString(s)) || (mayBeSQL(s) && sqlRE.MatchString(s)) {
 		return redacted
 	}
-	s = urlRE.ReplaceAllString(s, redacted)
-	s = hostPortRE.ReplaceAllString(s, redacted)
-	s = internalHost.ReplaceAllString(s, redacted)
-	s = ipRE.ReplaceAllString(s, redacted)
+	if strings.Contains(s, "://") {
+		s = urlRE.ReplaceAllString(s, redacted)
+	}
+	if strings.Contains(s, ":") {
+		s = hostPortRE.ReplaceAllString(s, redacted)
+	}
+	if strings.Contains(s, ".") {
+		s = internalHost.ReplaceAllString(s, redacted)
+		s = ipRE.ReplaceAllString(s, redacted)
+	}
 	s = strings.TrimSpace(s)
 	if utf8.RuneCountInString(s) > MaxErrorStringLen {
 		r := []rune(s)

@@ -1,0 +1,72 @@
+package tool
+
+import (
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+)
+
+// sanitizeReference is SanitizeString without the substring pre-checks:
+// every pattern always runs.
+func sanitizeReference(s string) string {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = s[:i]
+	}
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "")
+	}
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, s)
+	if stackFrameRE.MatchString(s) || sqlRE.MatchString(s) {
+		return redacted
+	}
+	s = urlRE.ReplaceAllString(s, redacted)
+	s = hostPortRE.ReplaceAllString(s, redacted)
+	s = internalHost.ReplaceAllString(s, redacted)
+	s = ipRE.ReplaceAllString(s, redacted)
+	s = strings.TrimSpace(s)
+	if utf8.RuneCountInString(s) > MaxErrorStringLen {
+		r := []rune(s)
+		s = string(r[:MaxErrorStringLen-1]) + "…"
+	}
+	return s
+}
+
+// The pre-checks only skip patterns that cannot match: SanitizeString and
+// the reference agree on every input.
+func FuzzSanitizeMatchesReference(f *testing.F) {
+	for _, s := range []string{
+		"", "order not found", "amount exceeds the refundable amount",
+		"goroutine 7 [running]:", "main.go:42 boom", "panic: nil map", "at com.x.Y(Y.java:12)",
+		"Traceback (most recent call last):", "SELECT a FROM b", "ſelect a ſrom b", "pq: duplicate key",
+		"ORA-00942", "see https://x.example/y", "dial tcp 10.0.0.7:5432: refused", "db.internal is down",
+		"host LOCALHOST:8080", "[::1]:6379", "1.2.3.4", "Kelvin \u212a", "update t set x", "drop   table t",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := SanitizeString(s), sanitizeReference(s); got != want {
+			t.Fatalf("SanitizeString(%q) = %q, reference %q", s, got, want)
+		}
+	})
+}
+
+func BenchmarkSanitizeString(b *testing.B) {
+	for _, s := range []string{"amount exceeds the refundable amount (order A-1042)", "dial tcp 10.0.0.7:5432: connection refused"} {
+		b.Run(s[:6], func(b *testing.B) {
+			for b.Loop() {
+				SanitizeString(s)
+			}
+		})
+		b.Run(s[:6]+"/reference", func(b *testing.B) {
+			for b.Loop() {
+				sanitizeReference(s)
+			}
+		})
+	}
+}
