@@ -143,10 +143,3 @@ func (h *Harness) echoTail(path string, n int) {
 		fmt.Fprintf(h.cfg.Out, "    | %s\n", l)
 	}
 }
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}

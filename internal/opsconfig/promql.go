@@ -344,8 +344,7 @@ func (p *parser) rangeOrSubquery() error {
 }
 
 type frame struct {
-	call     string // function or aggregation name; "" for grouping parentheses
-	operands int    // operands seen in the current argument
+	call string // function or aggregation name; "" for grouping parentheses
 }
 
 func (p *parser) parse() error {

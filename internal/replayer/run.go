@@ -36,8 +36,6 @@ type cmdOpts struct {
 	wait        bool
 	parked      bool
 	metricsAddr string
-	rateSet     bool
-	concSet     bool
 }
 
 // cmdCtx is what a running command gets.

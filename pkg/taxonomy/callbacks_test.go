@@ -77,7 +77,7 @@ func newHarness(t *testing.T, opts taxonomy.CallbackOptions, steps ...agenttest.
 	return h
 }
 
-func (h *harness) run(t *testing.T, inv string) ([]*session.Event, error, *session.Session) {
+func (h *harness) run(t *testing.T, inv string) ([]*session.Event, *session.Session, error) {
 	t.Helper()
 	events, err := agenttest.Collect(h.runner.Run(context.Background(), agent.RunRequest{
 		InvocationID: inv, UserID: "u1", SessionID: "s1",
@@ -87,7 +87,7 @@ func (h *harness) run(t *testing.T, inv string) ([]*session.Event, error, *sessi
 	if gerr != nil {
 		t.Fatalf("get session: %v", gerr)
 	}
-	return events, err, sess
+	return events, sess, err
 }
 
 func failures(m *taxonomy.Metrics, modelName string, c taxonomy.Class, ch taxonomy.Channel) float64 {
@@ -116,7 +116,7 @@ func TestOnModelError_DegradesAndNamesCompletedRefund(t *testing.T) {
 		},
 	}, refundThenFail(t, providerErr)...)
 
-	events, err, sess := h.run(t, "inv-degrade")
+	events, sess, err := h.run(t, "inv-degrade")
 	if err != nil {
 		t.Fatalf("invocation failed: %v", err)
 	}
@@ -153,7 +153,7 @@ func TestOnModelError_DegradesAndNamesCompletedRefund(t *testing.T) {
 
 func TestOnModelError_DefaultMessageNamesToolAndArgs(t *testing.T) {
 	h := newHarness(t, taxonomy.CallbackOptions{}, refundThenFail(t, &model.ProviderError{Provider: "sim", StatusCode: 429})...)
-	events, err, _ := h.run(t, "inv-default")
+	events, _, err := h.run(t, "inv-default")
 	if err != nil {
 		t.Fatalf("invocation failed: %v", err)
 	}
@@ -167,7 +167,7 @@ func TestOnModelError_DefaultMessageNamesToolAndArgs(t *testing.T) {
 
 func TestOnModelError_NoToolsSaysNotCompleted(t *testing.T) {
 	h := newHarness(t, taxonomy.CallbackOptions{}, agenttest.Fail(&model.ProviderError{Provider: "sim", StatusCode: 503}))
-	events, err, _ := h.run(t, "inv-none")
+	events, _, err := h.run(t, "inv-none")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestOnModelError_Escalates(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, taxonomy.CallbackOptions{}, refundThenFail(t, tc.err(t))...)
-			_, err, _ := h.run(t, "inv-"+tc.name)
+			_, _, err := h.run(t, "inv-"+tc.name)
 			if err == nil {
 				t.Fatal("error was swallowed")
 			}
@@ -256,7 +256,7 @@ func TestAfterModel_InBand(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, taxonomy.CallbackOptions{Model: "gemini-2.5-flash"}, agenttest.Reply(tc.resp))
-			events, err, sess := h.run(t, "inv-inband")
+			events, sess, err := h.run(t, "inv-inband")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -285,7 +285,7 @@ func TestAfterModel_InBand(t *testing.T) {
 
 func TestAfterModel_HealthyRecordsNothing(t *testing.T) {
 	h := newHarness(t, taxonomy.CallbackOptions{}, agenttest.Reply(agenttest.Text("Refunded.")))
-	events, err, sess := h.run(t, "inv-ok")
+	events, sess, err := h.run(t, "inv-ok")
 	if err != nil {
 		t.Fatal(err)
 	}

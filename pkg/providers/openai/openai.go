@@ -451,7 +451,8 @@ func FromChatCompletion(cc *openai.ChatCompletion) *model.Response {
 		}
 		calls = append(calls, &model.Part{FunctionCall: &model.FunctionCall{ID: tc.ID, Name: tc.Function.Name, Args: args}})
 	}
-	if fc := msg.FunctionCall; fc.Name != "" { // deprecated single function_call
+	//lint:ignore SA1019 older OpenAI-compatible servers still answer with the single function_call
+	if fc := msg.FunctionCall; fc.Name != "" {
 		args, ok := parseArgs(fc.Arguments)
 		if !ok {
 			return malformed(out, content, fc.Arguments)

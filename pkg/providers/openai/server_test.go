@@ -201,5 +201,3 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
-
-func contains(s, sub string) bool { return strings.Contains(s, sub) }

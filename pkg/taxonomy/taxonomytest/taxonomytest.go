@@ -79,7 +79,7 @@ func OpenAIError(t testing.TB, status int, header http.Header, errType, code, me
 		option.WithMaxRetries(0),
 	)
 	_, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
-		Model:    openai.ChatModelGPT4o,
+		Model:    "gpt-4o",
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
 	})
 	if err == nil {
