@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -256,19 +255,6 @@ func (w *Worker) publishResult(ctx context.Context, res *envelope.Result, replay
 	return err
 }
 
-// validUTF8 replaces invalid UTF-8 in res's strings (a model's text) with
-// U+FFFD, as encoding/json would, so that res encodes to the same bytes
-// before and after the record's round trip: the result Nats-Msg-Id and
-// ensureResult rely on that.
-func validUTF8(res *envelope.Result) {
-	for _, s := range []*string{&res.Content, &res.UserMessage, &res.ErrorClass} {
-		*s = strings.ToValidUTF8(*s, "\uFFFD")
-	}
-	for i := range res.ToolsRun {
-		res.ToolsRun[i] = strings.ToValidUTF8(res.ToolsRun[i], "\uFFFD")
-	}
-}
-
 // ResultMsgID is the Nats-Msg-Id of the result of an invocation's recorded
 // outcome in one replay generation.
 func ResultMsgID(invocationID string, replay int, status envelope.Status) string {
@@ -298,7 +284,6 @@ func (w *Worker) ensureResult(ctx context.Context, res *envelope.Result, replay 
 }
 
 func (w *Worker) record(ctx context.Context, j *job, st session.InvocationStatus, res *envelope.Result, class, reason string) error {
-	validUTF8(res)
 	payload, err := json.Marshal(Record{Result: res, ReplayCount: j.replay, Class: class, AttemptsBase: j.attemptsBase})
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package envelope
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // Status is a result's outcome.
@@ -56,10 +57,20 @@ func DecodeResult(data []byte) (*Result, error) {
 	return &r, nil
 }
 
-// Encode returns the result's JSON, setting V if it is zero.
+// Encode returns the result's JSON, setting V if it is zero. Invalid UTF-8
+// in its strings (a model's text) is replaced with U+FFFD first, as
+// encoding/json would, so that a result decoded from any encoding of it
+// encodes to the same bytes again (the worker compares and de-duplicates
+// published results by their bytes).
 func (r *Result) Encode() ([]byte, error) {
 	if r.V == 0 {
 		r.V = Version
+	}
+	for _, s := range []*string{&r.Content, &r.UserMessage, &r.ErrorClass} {
+		*s = strings.ToValidUTF8(*s, "\uFFFD")
+	}
+	for i := range r.ToolsRun {
+		r.ToolsRun[i] = strings.ToValidUTF8(r.ToolsRun[i], "\uFFFD")
 	}
 	return json.Marshal(r)
 }

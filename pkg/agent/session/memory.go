@@ -55,27 +55,7 @@ func (m *Memory) Get(ctx context.Context, key Key) (*Session, error) {
 
 // AppendEvent implements Service.
 func (m *Memory) AppendEvent(ctx context.Context, key Key, ev *Event) error {
-	if err := key.Validate(); err != nil {
-		return err
-	}
-	if ev.Partial {
-		return ErrPartialEvent
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	Stamp(ev, m.now)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s, ok := m.sessions[key]
-	if !ok {
-		s = &Session{Key: key, State: map[string]any{}}
-		m.sessions[key] = s
-	}
-	cp := *ev
-	s.Events = append(s.Events, &cp)
-	ApplyDelta(s.State, ev.Actions.StateDelta)
-	return nil
+	return m.AppendEvents(ctx, key, []*Event{ev})
 }
 
 var _ BatchAppender = (*Memory)(nil)

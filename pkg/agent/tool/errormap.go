@@ -125,18 +125,7 @@ func mayBeSQL(s string) bool {
 // host:port pairs, IP addresses and internal host names redacted, and the
 // result capped at MaxErrorStringLen runes.
 func SanitizeString(s string) string {
-	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
-		s = s[:i]
-	}
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "")
-	}
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, s)
+	s = firstLinePrintable(s)
 	// Each pattern runs only when s holds a substring every match of it
 	// needs (the error path of a busy fleet sanitises every error map; most
 	// strings are plain sentences).
@@ -153,6 +142,28 @@ func SanitizeString(s string) string {
 		s = internalHost.ReplaceAllString(s, redacted)
 		s = ipRE.ReplaceAllString(s, redacted)
 	}
+	return trimAndCap(s)
+}
+
+// firstLinePrintable is s's first line, as valid UTF-8 without control
+// characters.
+func firstLinePrintable(s string) string {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = s[:i]
+	}
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "")
+	}
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// trimAndCap trims s and caps it at MaxErrorStringLen runes.
+func trimAndCap(s string) string {
 	s = strings.TrimSpace(s)
 	if utf8.RuneCountInString(s) > MaxErrorStringLen {
 		r := []rune(s)

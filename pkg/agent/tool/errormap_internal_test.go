@@ -1,27 +1,13 @@
 package tool
 
 import (
-	"strings"
 	"testing"
-	"unicode"
-	"unicode/utf8"
 )
 
 // sanitizeReference is SanitizeString without the substring pre-checks:
 // every pattern always runs.
 func sanitizeReference(s string) string {
-	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
-		s = s[:i]
-	}
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "")
-	}
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, s)
+	s = firstLinePrintable(s)
 	if stackFrameRE.MatchString(s) || sqlRE.MatchString(s) {
 		return redacted
 	}
@@ -29,12 +15,7 @@ func sanitizeReference(s string) string {
 	s = hostPortRE.ReplaceAllString(s, redacted)
 	s = internalHost.ReplaceAllString(s, redacted)
 	s = ipRE.ReplaceAllString(s, redacted)
-	s = strings.TrimSpace(s)
-	if utf8.RuneCountInString(s) > MaxErrorStringLen {
-		r := []rune(s)
-		s = string(r[:MaxErrorStringLen-1]) + "…"
-	}
-	return s
+	return trimAndCap(s)
 }
 
 // The pre-checks only skip patterns that cannot match: SanitizeString and

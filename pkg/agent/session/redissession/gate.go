@@ -2,7 +2,6 @@ package redissession
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -85,14 +84,10 @@ func (g *Gate) Enter(ctx context.Context, key session.Key, owner string, lease t
 	if running == nil || running.Status != session.InvocationRunning {
 		return &session.Entry{}, errors.New("redissession: gate: Enter needs a running record")
 	}
-	if err := session.PrepareTransition(running); err != nil {
+	args, now, err := g.invs.transitionArgs(running)
+	if err != nil {
 		return &session.Entry{}, err
 	}
-	sk, err := json.Marshal(running.Session)
-	if err != nil {
-		return &session.Entry{}, fmt.Errorf("redissession: encode invocation %q session: %w", running.ID, err)
-	}
-	args, now := g.invs.transitionArgs(running, sk)
 	start := time.Now()
 	res, err := enterScript.Run(ctx, g.locker.rdb,
 		[]string{g.locker.cfg.sessionKeys(key).lock, g.invs.cfg.invocationKey(running.ID)},
@@ -136,14 +131,10 @@ func (g *Gate) Finish(ctx context.Context, rec *session.Invocation, key session.
 	if err := session.ValidateLockArgs(key, owner, 0, false); err != nil {
 		return false, err
 	}
-	if err := session.PrepareTransition(rec); err != nil {
+	args, now, err := g.invs.transitionArgs(rec)
+	if err != nil {
 		return false, err
 	}
-	sk, err := json.Marshal(rec.Session)
-	if err != nil {
-		return false, fmt.Errorf("redissession: encode invocation %q session: %w", rec.ID, err)
-	}
-	args, now := g.invs.transitionArgs(rec, sk)
 	res, err := finishScript.Run(ctx, g.locker.rdb,
 		[]string{g.invs.cfg.invocationKey(rec.ID), g.locker.cfg.sessionKeys(key).lock},
 		append(args, owner)...).Slice()

@@ -83,14 +83,10 @@ func (s *Invocations) Get(ctx context.Context, id string) (*session.Invocation, 
 // Transition implements session.InvocationStore. It returns after Redis
 // replied to the script.
 func (s *Invocations) Transition(ctx context.Context, rec *session.Invocation) error {
-	if err := session.PrepareTransition(rec); err != nil {
+	args, now, err := s.transitionArgs(rec)
+	if err != nil {
 		return err
 	}
-	sk, err := json.Marshal(rec.Session)
-	if err != nil {
-		return fmt.Errorf("redissession: encode invocation %q session: %w", rec.ID, err)
-	}
-	args, now := s.transitionArgs(rec, sk)
 	res, err := transitionScript.Run(ctx, s.rdb, []string{s.cfg.invocationKey(rec.ID)}, args...).Slice()
 	if err != nil {
 		return fmt.Errorf("redissession: transition invocation %q to %s: %w", rec.ID, rec.Status, err)
@@ -98,12 +94,19 @@ func (s *Invocations) Transition(ctx context.Context, rec *session.Invocation) e
 	return applyTransitionReply(rec, now, res)
 }
 
-// transitionArgs are luaTransition's arguments after the key, and the
-// "now" among them.
-func (s *Invocations) transitionArgs(rec *session.Invocation, sessionJSON []byte) ([]any, string) {
+// transitionArgs checks rec (session.PrepareTransition) and returns
+// luaTransition's arguments after the key, and the "now" among them.
+func (s *Invocations) transitionArgs(rec *session.Invocation) ([]any, string, error) {
+	if err := session.PrepareTransition(rec); err != nil {
+		return nil, "", err
+	}
+	sk, err := json.Marshal(rec.Session)
+	if err != nil {
+		return nil, "", fmt.Errorf("redissession: encode invocation %q session: %w", rec.ID, err)
+	}
 	now := s.now().UTC().Format(time.RFC3339Nano)
-	return []any{rec.ID, string(rec.Status), sessionJSON, []byte(rec.Result), rec.Error, now,
-		leaseMillis(s.cfg.InvocationRetention)}, now
+	return []any{rec.ID, string(rec.Status), sk, []byte(rec.Result), rec.Error, now,
+		leaseMillis(s.cfg.InvocationRetention)}, now, nil
 }
 
 // applyTransitionReply reads luaTransition's reply into rec, or returns the
