@@ -1,21 +1,22 @@
 // Package redisstore is the Redis backend of idempotency.Store (go-redis/v9).
 //
-// Claim is one pipelined round trip of plain commands (SADD and EXPIRE NX on
-// the index, then SET NX GET on the record, which is the atomic claim): a
-// new key is claimed and a completed one answered without a script, because
-// on Redis 7.0 a script that writes costs the server several times a bare
-// SET. Only a claim that finds the key in progress runs the claim script (a
-// second round trip) to decide from the key's TTL whether the lease is live
-// and to take it over if not. Renew, Complete and Release are Lua scripts
-// (EVALSHA, one round trip, atomic), fenced by the owner token. Effects
-// reads the invocation's index set and its records (two round trips). Keys:
-// records at Config.Prefix + key ("idem:<agent>:<tool>:<hash>" with the
-// default empty Prefix), the index of an invocation at Config.Prefix +
-// Config.IndexPrefix + invocation id. In-progress records expire after lease
-// + Config.LeaseMargin, completed ones after the retention passed to
-// Complete. Whether a lease is live is decided by the record's TTL, i.e. the
-// Redis server clock, never a worker's; the stored layout is described in
-// scripts.go. No KEYS or SCAN.
+// Claim is one pipelined round trip of plain commands (EXPIRE GT, SADD and
+// EXPIRE NX on the index, then SET NX GET on the record, which is the atomic
+// claim): a new key is claimed and a completed one answered without a
+// script, because on Redis 7.0 a script that writes costs the server several
+// times a bare SET. Only a claim that finds the key in progress runs the
+// claim script (a second round trip) to decide from the key's TTL whether the
+// lease is live and to take it over if not. Renew, Complete and Release are
+// Lua scripts (EVALSHA, one round trip, atomic), fenced by the owner token;
+// Complete and Release touch only the record. Effects reads the invocation's
+// index set and its records (two round trips). Keys: records at
+// Config.Prefix + key ("idem:<agent>:<tool>:<hash>" with the default empty
+// Prefix), the index of an invocation at Config.Prefix + Config.IndexPrefix +
+// invocation id. In-progress records expire after lease +
+// Config.LeaseMargin, completed ones after the retention passed to Complete.
+// Whether a lease is live is decided by the record's TTL, i.e. the Redis
+// server clock, never a worker's; the stored layout and why the index
+// outlives every record are described in scripts.go. No KEYS or SCAN.
 //
 // Redis Cluster: a record and its invocation's index are two keys a script
 // touches together, so they must share a slot; this package does not add hash
@@ -62,9 +63,10 @@ type Config struct {
 	// last claim or renewal; default DefaultLeaseMargin.
 	LeaseMargin time.Duration
 	// Retention is the retention Complete is usually given (the worker's
-	// idempotency.retention); default idempotency.DefaultRetention. A claim
-	// that creates an invocation's index keeps it long enough for the
-	// Complete that follows, which then only reads the index's TTL.
+	// idempotency.retention); default idempotency.DefaultRetention. Every
+	// claim keeps the invocation's index long enough for a Complete with
+	// at most this retention, which then writes only the record; a longer
+	// one also extends the index (one more script step).
 	Retention time.Duration
 }
 
@@ -97,11 +99,11 @@ func (s *Store) indexKey(invocationID string) string {
 	return s.cfg.Prefix + s.cfg.IndexPrefix + invocationID
 }
 
-// indexTTL is the TTL a claim gives a new index, and a renewal or reclaim at
-// least leaves it: Retention + lease + LeaseMargin + IndexSlack. The record
-// can be completed only before lease + LeaseMargin have passed (Redis then
-// deletes it), so a completed record kept Retention from then still ends
-// before the index, and the complete script need not write it.
+// indexTTL is the TTL every claim and renewal at least leaves the index:
+// Retention + lease + LeaseMargin + IndexSlack. The record can be completed
+// only before lease + LeaseMargin have passed (Redis then deletes it), so a
+// completed record kept Retention from then still ends before the index, and
+// the complete script need not touch it.
 func (s *Store) indexTTL(lease time.Duration) time.Duration {
 	return s.cfg.Retention + lease + s.cfg.LeaseMargin + IndexSlack
 }
@@ -160,16 +162,18 @@ func (s *Store) Claim(ctx context.Context, req idempotency.ClaimRequest) (idempo
 	ttl := req.Lease + s.cfg.LeaseMargin
 	indexTTL := s.indexTTL(req.Lease)
 	// The fast path: one pipelined round trip of plain commands (cheaper on
-	// the server and the client than a script or MULTI/EXEC). The index
-	// gets the key, and indexTTL if it is new (EXPIRE NX), then SET NX GET
-	// claims the record or returns the one there: that single command is
-	// the atomic claim. The index commands are idempotent and come first;
-	// a member whose claim did not happen is skipped by Effects. An
-	// existing index is not extended here (one command less on the hot
-	// path): the complete script makes sure of the member and the TTL
-	// (scripts.go).
+	// the server and the client than a script or MULTI/EXEC). First the
+	// index: EXPIRE GT extends an existing index to at least indexTTL, SADD
+	// adds the key (creating the index if it expired or never existed), and
+	// EXPIRE NX gives a new index its TTL; in this order the index cannot
+	// run out between them. Then SET NX GET claims the record or returns
+	// the one there: that single command is the atomic claim. The index
+	// commands are idempotent and come first, so the key is listed before
+	// its record exists; a member whose claim did not happen is skipped by
+	// Effects.
 	var set *redis.StatusCmd
 	_, err = s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.ExpireGT(ctx, ikey, indexTTL)
 		p.SAdd(ctx, ikey, req.Key)
 		p.ExpireNX(ctx, ikey, indexTTL)
 		set = p.SetArgs(ctx, rkey, rec, redis.SetArgs{Mode: "NX", TTL: ttl, Get: true})
@@ -200,9 +204,8 @@ func (s *Store) Claim(ctx context.Context, req idempotency.ClaimRequest) (idempo
 	}
 	// In progress: whether its lease is live, and the takeover if it is
 	// not, need the key's TTL and a conditional write: the script.
-	res, err := claimScript.Run(ctx, s.c, []string{rkey, ikey},
-		rec, millis(ttl), millis(s.cfg.LeaseMargin), req.Key,
-		millis(indexTTL)).StringSlice()
+	res, err := claimScript.Run(ctx, s.c, []string{rkey},
+		rec, millis(ttl), millis(s.cfg.LeaseMargin)).StringSlice()
 	if err != nil {
 		return idempotency.Claim{}, storeErr("claim", err)
 	}
@@ -294,8 +297,16 @@ func (s *Store) Complete(ctx context.Context, t idempotency.Ticket, result json.
 	if !json.Valid(result) {
 		return fmt.Errorf("idempotency: complete %s: result is not valid JSON", t.Key)
 	}
-	res, err := s.runFenced(ctx, "complete", completeScript, t, []string{s.recordKey(t.Key), s.indexKey(t.InvocationID)},
-		t.Owner, time.Now().UnixMilli(), []byte(result), millis(retention), t.Key, millis(retention+IndexSlack))
+	var res []string
+	var err error
+	if retention <= s.cfg.Retention {
+		// The index outlives this record already (scripts.go).
+		res, err = s.runFenced(ctx, "complete", completeScript, t, []string{s.recordKey(t.Key)},
+			t.Owner, time.Now().UnixMilli(), []byte(result), millis(retention))
+	} else {
+		res, err = s.runFenced(ctx, "complete", completeExtendScript, t, []string{s.recordKey(t.Key), s.indexKey(t.InvocationID)},
+			t.Owner, time.Now().UnixMilli(), []byte(result), millis(retention), t.Key, millis(retention+IndexSlack))
+	}
 	if err != nil {
 		return err
 	}
@@ -307,7 +318,7 @@ func (s *Store) Complete(ctx context.Context, t idempotency.Ticket, result json.
 
 // Release implements idempotency.Store.
 func (s *Store) Release(ctx context.Context, t idempotency.Ticket) error {
-	res, err := s.runFenced(ctx, "release", releaseScript, t, []string{s.recordKey(t.Key), s.indexKey(t.InvocationID)}, t.Owner, t.Key)
+	res, err := s.runFenced(ctx, "release", releaseScript, t, []string{s.recordKey(t.Key)}, t.Owner)
 	if err != nil {
 		return err
 	}

@@ -238,48 +238,124 @@ func TestRenewKeepsTheIndexAlive(t *testing.T) {
 	}
 }
 
-// The claim's SADD is not atomic with its SET NX, and a late claim may go
-// to an index that expires before its record. Whatever happened to the
-// index meanwhile, a completed record must be listed by Effects: the
-// complete script adds the key again (review finding: a key lost from the
-// index stayed lost for the record's whole retention).
-func TestCompleteRestoresTheIndexMember(t *testing.T) {
+// A Release leaves the key in its invocation's index: a stale owner's
+// Release can run between another claim's SADD and its SET NX (the claim's
+// pipeline is not atomic), and an SREM there would leave the new owner's
+// record unlisted, while the complete no longer touches the index.
+// Effects still skips a released key, since it has no record.
+func TestReleaseKeepsTheIndexMember(t *testing.T) {
 	c, prefix := redistest.Client(t)
 	s := redisstore.New(c, redisstore.Config{Prefix: prefix, Retention: time.Hour})
 	ctx := context.Background()
 	idx := prefix + redisstore.DefaultIndexPrefix + "inv-1"
-	claim := func(key, owner string) idempotency.Ticket {
-		t.Helper()
-		tk := idempotency.Ticket{Key: key, InvocationID: "inv-1", Owner: owner}
-		if cl, err := s.Claim(ctx, idempotency.ClaimRequest{Ticket: tk, Lease: time.Minute}); err != nil || cl.Outcome != idempotency.OutcomeAcquired {
-			t.Fatalf("claim %s: %+v, %v", key, cl, err)
-		}
-		return tk
+	tk := idempotency.Ticket{Key: "idem:a:refund:1", InvocationID: "inv-1", Owner: "w1/a"}
+	if _, err := s.Claim(ctx, idempotency.ClaimRequest{Ticket: tk, Lease: time.Minute}); err != nil {
+		t.Fatal(err)
 	}
-	complete := func(tk idempotency.Ticket) {
-		t.Helper()
-		if err := s.Complete(ctx, tk, []byte(`{"ok":true}`), time.Hour); err != nil {
+	if err := s.Release(ctx, tk); err != nil {
+		t.Fatal(err)
+	}
+	if ok := c.SIsMember(ctx, idx, tk.Key).Val(); !ok {
+		t.Fatal("Release removed the key from its invocation's index")
+	}
+	if recs, err := s.Effects(ctx, "inv-1"); err != nil || len(recs) != 0 {
+		t.Fatalf("Effects after Release = %+v, %v; want none", recs, err)
+	}
+	// The next owner's SET NX after its SADD: its completed record is listed.
+	tk.Owner = "w2/a"
+	if cl, err := s.Claim(ctx, idempotency.ClaimRequest{Ticket: tk, Lease: time.Minute}); err != nil || cl.Outcome != idempotency.OutcomeAcquired {
+		t.Fatalf("claim after release: %+v, %v", cl, err)
+	}
+	if err := s.Complete(ctx, tk, []byte(`{"ok":true}`), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if recs, err := s.Effects(ctx, "inv-1"); err != nil || len(recs) != 1 || recs[0].Owner != "w2/a" {
+		t.Fatalf("Effects = %+v, %v", recs, err)
+	}
+}
+
+// Every claim, not only the one that creates the index, leaves the index
+// live for Retention + lease + LeaseMargin + IndexSlack, so the Complete
+// that follows can leave the index alone.
+func TestEveryClaimExtendsTheIndex(t *testing.T) {
+	c, prefix := redistest.Client(t)
+	s := redisstore.New(c, redisstore.Config{Prefix: prefix, Retention: time.Hour})
+	ctx := context.Background()
+	idx := prefix + redisstore.DefaultIndexPrefix + "inv-1"
+	first := idempotency.Ticket{Key: "idem:a:refund:1", InvocationID: "inv-1", Owner: "w/1"}
+	if _, err := s.Claim(ctx, idempotency.ClaimRequest{Ticket: first, Lease: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	c.PExpire(ctx, idx, 10*time.Minute) // the clock stands in: the invocation's first claim was long ago
+	second := idempotency.Ticket{Key: "idem:a:refund:2", InvocationID: "inv-1", Owner: "w/1"}
+	if _, err := s.Claim(ctx, idempotency.ClaimRequest{Ticket: second, Lease: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	want := time.Hour + time.Minute + redisstore.DefaultLeaseMargin + redisstore.IndexSlack
+	if ttl := c.PTTL(ctx, idx).Val(); ttl < want-2*time.Second {
+		t.Fatalf("index TTL after a later claim = %s, want %s", ttl, want)
+	}
+	if err := s.Complete(ctx, second, []byte(`{"ok":true}`), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if rttl, ittl := c.PTTL(ctx, prefix+second.Key).Val(), c.PTTL(ctx, idx).Val(); ittl < rttl+redisstore.IndexSlack-2*time.Second {
+		t.Fatalf("index TTL %s, record TTL %s: want the index to outlive the record by IndexSlack", ittl, rttl)
+	}
+}
+
+// Under contention (claims, takeovers, releases and completions of a few
+// keys of one invocation, interleaved by 8 goroutines), every record that
+// exists at the end is listed by its invocation's index, and the index
+// outlives it.
+func TestIndexListsEveryRecordUnderContention(t *testing.T) {
+	c, prefix := redistest.Client(t)
+	s := redisstore.New(c, redisstore.Config{Prefix: prefix, Retention: time.Hour, LeaseMargin: time.Millisecond})
+	ctx := context.Background()
+	idx := prefix + redisstore.DefaultIndexPrefix + "inv-1"
+	keys := []string{"idem:a:refund:1", "idem:a:refund:2", "idem:a:refund:3", "idem:a:refund:4"}
+	errc := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			for i := range 60 {
+				tk := idempotency.Ticket{Key: keys[(g+i)%len(keys)], InvocationID: "inv-1", Owner: "w" + strconv.Itoa(g) + "/" + strconv.Itoa(i)}
+				cl, err := s.Claim(ctx, idempotency.ClaimRequest{Ticket: tk, Lease: 2 * time.Millisecond})
+				if err != nil {
+					errc <- err
+					return
+				}
+				if cl.Outcome != idempotency.OutcomeAcquired && cl.Outcome != idempotency.OutcomeReclaimed {
+					continue
+				}
+				switch i % 3 {
+				case 0:
+					err = s.Release(ctx, tk)
+				case 1:
+					err = s.Complete(ctx, tk, []byte(`{"ok":true}`), time.Hour)
+				} // case 2: the owner "dies"; the lease runs out
+				if err != nil && !errors.Is(err, idempotency.ErrLeaseLost) && !errors.Is(err, idempotency.ErrNotOwner) {
+					errc <- err
+					return
+				}
+			}
+			errc <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errc; err != nil {
 			t.Fatal(err)
 		}
 	}
-
-	t.Run("index expired and recreated by another claim", func(t *testing.T) {
-		k1 := claim("idem:a:refund:1", "w1/a")
-		c.Del(ctx, idx) // the index ran out under the in-progress record
-		k2 := claim("idem:a:refund:2", "w1/b")
-		complete(k1)
-		complete(k2)
-		recs, err := s.Effects(ctx, "inv-1")
-		if err != nil || len(recs) != 2 {
-			t.Fatalf("Effects = %d records, %v; want both completed keys", len(recs), err)
+	ittl := c.PTTL(ctx, idx).Val()
+	for _, k := range keys {
+		rttl := c.PTTL(ctx, prefix+k).Val()
+		if rttl < 0 {
+			continue // no record (released or expired)
 		}
-	})
-	t.Run("stale release between the claim's SADD and SET", func(t *testing.T) {
-		k3 := claim("idem:a:refund:3", "w2/a")
-		c.SRem(ctx, idx, k3.Key) // the interleaved Release's SREM, after this claim's SADD
-		complete(k3)
-		if ok := c.SIsMember(ctx, idx, k3.Key).Val(); !ok {
-			t.Fatal("the completed key is not in its invocation's index")
+		if !c.SIsMember(ctx, idx, k).Val() {
+			t.Errorf("%s has a record but is not in the index", k)
 		}
-	})
+		if ittl < rttl {
+			t.Errorf("index TTL %s < record TTL %s of %s", ittl, rttl, k)
+		}
+	}
 }

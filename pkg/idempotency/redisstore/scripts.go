@@ -28,37 +28,37 @@ import "github.com/redis/go-redis/v9"
 // ends after the lease the server enforces.
 //
 // An invocation's index is a set of its keys; it must outlive each of its
-// completed records, or Effects would miss an effect whose record still
-// guards it.
-//   - A claim's fast path adds the key and, when it creates the index, gives
-//     it Store.indexTTL (Config.Retention + lease + LeaseMargin + IndexSlack).
-//     These plain commands are not atomic with the claim's SET NX.
-//   - The complete script adds the key again and makes the index live at
-//     least retention + IndexSlack (usually one SADD that changes nothing
-//     and one PTTL). Renewals and reclaims (scripts) do the same with
-//     Store.indexTTL. No operation shortens an index's TTL.
-// So a completed record is always in an index that outlives it, whatever
-// happened between its claim and its completion (the index expiring, a
-// previous owner's Release removing the key). An in-progress record can be
-// missing from the index for a while: when its claim came long after the
-// invocation's last write (a replay weeks later) and the index expired
-// before the record, or when a stale owner's Release ran between the
-// claim's SADD and SET NX. Its complete, renewal or reclaim puts it back;
-// if the worker died instead, Effects misses that in-progress record until
-// it expires (lease + LeaseMargin). The fast path leaves that open to keep
-// the hot path at three plain commands (each more cost about 3 % of the
-// claim+complete rate here). Each script is one round trip and atomic.
+// records, or Effects would miss an effect whose record still guards it.
+//   - Every claim (Store.Claim's pipeline, before its SET NX) makes the index
+//     live at least Store.indexTTL (Config.Retention + lease + LeaseMargin +
+//     IndexSlack: EXPIRE GT extends a shorter TTL, EXPIRE NX gives one to an
+//     index the SADD between them created) and adds the key. Every renewal
+//     does the same for its new lease (in its script).
+//   - Nothing removes a member: Release deletes only the record (Effects
+//     skips members without a record), and the index cannot expire before
+//     the record's Complete, which can come at most lease + LeaseMargin after
+//     the last claim or renewal (Redis deletes the in-progress record then).
+//   - So a Complete whose retention is at most Config.Retention writes only
+//     the record: the index outlives it by at least IndexSlack. A Complete
+//     with a longer retention runs completeExtendScript, which extends the
+//     index too.
+// So every record, in progress or completed, is listed by Effects for its
+// whole life, whatever the order in which claims, releases and completions
+// of one invocation interleave. (An index evicted under maxmemory would
+// break this, as an evicted record would break idempotency itself: Redis
+// must run with maxmemory-policy noeviction, as the README says.)
+//
+// Each script is one round trip and atomic.
 
 // luaShebang marks the scripts as Redis 7 scripts (not the EVAL
 // compatibility mode), which makes each write cheaper; it also means Redis
 // 7.0 or later is required.
 const luaShebang = "#!lua\n"
 
-// luaIndexTTL puts member in the index KEYS[2] (again: the claim's SADD
-// may have gone to an index that expired since, or a Release of the
-// previous owner may have removed it) and makes the index live at least
-// ttl when it would not; extending it only when needed keeps most calls
-// free of that write.
+// luaIndexTTL puts member in the index KEYS[2] (it is there already unless
+// the index was deleted by hand) and makes the index live at least ttl when
+// it would not; extending it only when needed keeps most calls free of that
+// write.
 const luaIndexTTL = `
 local function indexTTL(member, ttl)
   redis.call('SADD', KEYS[2], member)
@@ -67,14 +67,13 @@ end
 `
 
 // claimScript is the slow path of Store.Claim, run when the fast path found
-// the key in progress. KEYS[1] record, KEYS[2] index. ARGV record (the new
+// the key in progress (the fast path has already put the key in its index
+// and made the index live long enough). KEYS[1] record. ARGV record (the new
 // in-progress record, built by the client), ttl_ms (lease + margin),
-// margin_ms, key, index_ttl_ms. Returns {'acquired'},
-// {'reclaimed', record}, {'completed', record} or {'in_progress', record}.
-var claimScript = redis.NewScript(luaShebang + luaIndexTTL + `
+// margin_ms. Returns {'acquired'}, {'reclaimed', record},
+// {'completed', record} or {'in_progress', record}.
+var claimScript = redis.NewScript(luaShebang + `
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  redis.call('SADD', KEYS[2], ARGV[4])
-  indexTTL(ARGV[4], tonumber(ARGV[5]))
   return {'acquired'}
 end
 local cur = redis.call('GET', KEYS[1])
@@ -85,8 +84,6 @@ if redis.call('PTTL', KEYS[1]) > tonumber(ARGV[3]) then return {'in_progress', c
 local owner, lease, meta = string.match(ARGV[1], '^[^\n]*\n([^\n]*)\n[^\n]*\n[^\n]*\n([^\n]*)\n(.*)$')
 local rec = 'in_progress\n' .. owner .. '\n' .. (tonumber(attempts) + 1) .. '\n' .. created .. '\n' .. lease .. '\n' .. meta
 redis.call('SET', KEYS[1], rec, 'PX', ARGV[2])
-redis.call('SADD', KEYS[2], ARGV[4])
-indexTTL(ARGV[4], tonumber(ARGV[5]))
 return {'reclaimed', rec}
 `)
 
@@ -114,20 +111,31 @@ indexTTL(ARGV[4], tonumber(ARGV[5]))
 return 'ok'
 `)
 
-// completeScript: KEYS[1] record, KEYS[2] index. ARGV owner, completed_ms,
-// result, retention_ms, key, index_ttl_ms. Returns 'ok' (a plain string:
-// the common answer is the cheapest), {'completed'} (already completed by
-// this owner) or a fence answer.
-var completeScript = redis.NewScript(luaShebang + luaIndexTTL + luaFence + `
+// luaComplete is the fenced write of a completion. ARGV owner,
+// completed_ms, result, retention_ms.
+const luaComplete = luaFence + `
 redis.call('SET', KEYS[1], 'completed' .. string.sub(cur, 12) .. '\n' .. ARGV[2] .. '\n' .. ARGV[3], 'PX', ARGV[4])
+`
+
+// completeScript: KEYS[1] record. ARGV as luaComplete. Returns 'ok' (a
+// plain string: the common answer is the cheapest), {'completed'} (already
+// completed by this owner) or a fence answer. For a retention of at most
+// Config.Retention, which the index outlives (see above).
+var completeScript = redis.NewScript(luaShebang + luaComplete + `
+return 'ok'
+`)
+
+// completeExtendScript is completeScript for a longer retention: KEYS[2]
+// index; ARGV then key, index_ttl_ms. It also makes the index outlive the
+// record.
+var completeExtendScript = redis.NewScript(luaShebang + luaIndexTTL + luaComplete + `
 indexTTL(ARGV[5], tonumber(ARGV[6]))
 return 'ok'
 `)
 
-// releaseScript: KEYS[1] record, KEYS[2] index. ARGV owner, key. Returns
-// 'ok', {'completed'} or a fence answer.
+// releaseScript: KEYS[1] record. ARGV owner. Returns 'ok', {'completed'}
+// or a fence answer. The key stays in its index (see above).
 var releaseScript = redis.NewScript(luaShebang + luaFence + `
 redis.call('DEL', KEYS[1])
-redis.call('SREM', KEYS[2], ARGV[2])
 return 'ok'
 `)
