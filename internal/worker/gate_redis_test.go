@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/agentfleet/agentfleet/internal/redistest"
 	"github.com/agentfleet/agentfleet/internal/worker"
 	"github.com/agentfleet/agentfleet/pkg/agent/agenttest"
@@ -45,6 +47,8 @@ func TestWorkerOnTheRedisGate(t *testing.T) {
 		d.Locker, d.Invocations, d.Gate = locker, invs, gate
 		d.Agents["support"].Sessions = svc
 	}
+	loads := &loadCounter{}
+	rdb.AddHook(loads)
 
 	llm := agenttest.NewScriptedModel(
 		agenttest.Reply(agenttest.Text("first done")),
@@ -79,6 +83,10 @@ func TestWorkerOnTheRedisGate(t *testing.T) {
 	lockFree("after a completion")
 	if rec := record("inv-g1"); rec.Status != session.InvocationCompleted || rec.Attempts != 1 {
 		t.Fatalf("inv-g1 record = %+v", rec)
+	}
+	// The session was read in the enter step's round trip, not on its own.
+	if with, alone := loads.withEnter.Load(), loads.alone.Load(); with != 1 || alone != 0 {
+		t.Fatalf("session reads: %d in the enter round trip, %d on their own; want 1 and 0", with, alone)
 	}
 
 	e.publish(request("inv-g2", "s1", "hi"), nil)
@@ -117,6 +125,35 @@ func TestWorkerOnTheRedisGate(t *testing.T) {
 		t.Fatalf("a duplicate ran inv-g1 again: %+v", rec)
 	}
 	lockFree("after a duplicate")
+}
+
+// loadCounter counts the round trips that read a session's events: with
+// the enter script, or on their own.
+type loadCounter struct{ withEnter, alone atomic.Int32 }
+
+func (*loadCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (*loadCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return next
+}
+func (c *loadCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		var lrange, eval bool
+		for _, cmd := range cmds {
+			switch cmd.Name() {
+			case "lrange":
+				lrange = true
+			case "evalsha":
+				eval = true
+			}
+		}
+		switch {
+		case lrange && eval:
+			c.withEnter.Add(1)
+		case lrange:
+			c.alone.Add(1)
+		}
+		return next(ctx, cmds)
+	}
 }
 
 // lostReplyGate takes the lock and stores as the real Gate does, then

@@ -106,9 +106,16 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	// as the same holder.
 	owner := fmt.Sprintf("%s/%s/%d/%d", w.cfg.Name, req.InvocationID, j.meta.Sequence.Stream, j.delivered)
 	// One step (one round trip with redissession.Gate): the lock, the
-	// record read under it, and for a new invocation its running record.
+	// record read under it, for a new invocation its running record, and
+	// (a SessionGate) the session the runner starts from.
 	running := &session.Invocation{ID: req.InvocationID, Session: key, Status: session.InvocationRunning, Result: runningRecord(j.replay, 0)}
-	entry, err := w.gate.Enter(ctx, key, owner, w.cfg.SessionLease, running)
+	var entry *session.Entry
+	if sg, ok := w.gate.(session.SessionGate); ok {
+		// The session too, in the same step, for the runner.
+		entry, err = sg.EnterWithSession(ctx, key, owner, w.cfg.SessionLease, running, runner.Sessions)
+	} else {
+		entry, err = w.gate.Enter(ctx, key, owner, w.cfg.SessionLease, running)
+	}
 	lease, rec := entry.Lease, entry.Existing
 	if errors.Is(err, session.ErrLocked) {
 		// A live holder finishes soon; a crashed one's lease runs out within
@@ -210,6 +217,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		// Only a replay may reset the budget (see envelope.HeaderFreshBudget);
 		// the run limit still bounds how often it runs.
 		FreshBudget: j.replay > 0 && msg.Headers().Get(envelope.HeaderFreshBudget) == "true",
+		Session:     entry.Session,
 	})
 	w.deps.Metrics.inFlight(-1)
 	w.finish(ctx, j, runner, out, runErr)

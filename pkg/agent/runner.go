@@ -54,6 +54,11 @@ type RunRequest struct {
 	// resumed invocation's earlier model calls count against its budget, so
 	// crash-and-resume cannot turn a looping model into an endless one.
 	FreshBudget bool
+	// Session, when set, is the request's session as just read under the
+	// invocation's session lock (session.SessionGate): the runner starts
+	// from it instead of loading it (one read fewer). A session of another
+	// key is ignored, and the runner loads its own.
+	Session *session.Session
 }
 
 // Run runs (or resumes) one invocation and yields its events as they happen:
@@ -171,9 +176,12 @@ func (r *Runner) start(ctx context.Context, req RunRequest) (*invocation, error)
 	if err := key.Validate(); err != nil {
 		return nil, err
 	}
-	sess, err := r.Sessions.GetOrCreate(ctx, key)
-	if err != nil {
-		return nil, &SessionError{Op: "load", Err: err}
+	sess := req.Session
+	if sess == nil || sess.Key != key {
+		var err error
+		if sess, err = r.Sessions.GetOrCreate(ctx, key); err != nil {
+			return nil, &SessionError{Op: "load", Err: err}
+		}
 	}
 	prior := sess.InvocationEvents(req.InvocationID)
 	inv := &invocation{

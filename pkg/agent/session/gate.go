@@ -19,6 +19,25 @@ type Entry struct {
 	// Existing is the invocation's stored record; nil when there was none
 	// and Enter stored the running record.
 	Existing *Invocation
+	// Session is the session as read under the lock in the same step, as
+	// Service.GetOrCreate would return it; set only by
+	// SessionGate.EnterWithSession, and only when it could read it (nil
+	// means the caller loads the session itself).
+	Session *Session
+}
+
+// SessionGate is a Gate that can also read the session in Enter's step
+// (one round trip on Redis instead of two), for the runner to start from
+// (agent.RunRequest.Session).
+type SessionGate interface {
+	Gate
+	// EnterWithSession is Enter that also reads key's session from
+	// sessions, after taking the lock and as GetOrCreate would, into
+	// Entry.Session. It reads only when the lock was taken and sessions is
+	// a store it can read in the same step (the one the gate was built
+	// for); a session it cannot read or decode is left nil, never an error
+	// of its own, so the caller's own load reports the problem as usual.
+	EnterWithSession(ctx context.Context, key Key, owner string, lease time.Duration, running *Invocation, sessions Service) (*Entry, error)
 }
 
 // Gate is how a worker enters and leaves an invocation: the session lock and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -78,20 +79,80 @@ func NewGate(rdb redis.UniversalClient, cfg Config) (*Gate, error) {
 
 // Enter implements session.Gate.
 func (g *Gate) Enter(ctx context.Context, key session.Key, owner string, lease time.Duration, running *session.Invocation) (*session.Entry, error) {
-	if err := session.ValidateLockArgs(key, owner, lease, true); err != nil {
-		return &session.Entry{}, err
-	}
-	if running == nil || running.Status != session.InvocationRunning {
-		return &session.Entry{}, errors.New("redissession: gate: Enter needs a running record")
-	}
-	args, now, err := g.invs.transitionArgs(running)
+	keys, args, now, err := g.enterArgs(key, owner, lease, running)
 	if err != nil {
 		return &session.Entry{}, err
 	}
 	start := time.Now()
-	res, err := enterScript.Run(ctx, g.locker.rdb,
-		[]string{g.locker.cfg.sessionKeys(key).lock, g.invs.cfg.invocationKey(running.ID)},
-		append([]any{owner, leaseMillis(lease)}, args...)...).Slice()
+	return g.enterReply(key, owner, lease, running, now, start, enterScript.Run(ctx, g.locker.rdb, keys, args...))
+}
+
+// EnterWithSession implements session.SessionGate: the enter script and,
+// in the same MULTI/EXEC (one round trip), sessions' GetOrCreate reads,
+// when sessions is a *Service on the gate's client and key prefix. The
+// reads run whether or not the script took the lock (they change nothing
+// but the session's created_at and idle TTL, as any GetOrCreate); their
+// result is used only when it did.
+func (g *Gate) EnterWithSession(ctx context.Context, key session.Key, owner string, lease time.Duration, running *session.Invocation, sessions session.Service) (*session.Entry, error) {
+	svc, ok := sessions.(*Service)
+	if !ok || !sameClient(svc.rdb, g.locker.rdb) || svc.cfg.Prefix != g.locker.cfg.Prefix {
+		return g.Enter(ctx, key, owner, lease, running)
+	}
+	keys, args, now, err := g.enterArgs(key, owner, lease, running)
+	if err != nil {
+		return &session.Entry{}, err
+	}
+	start := time.Now()
+	var enter *redis.Cmd
+	var l *load
+	_, err = g.locker.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		enter = enterScript.EvalSha(ctx, p, keys, args...)
+		l = svc.queueGetOrCreate(ctx, p, key)
+		return nil
+	})
+	if err != nil && redis.HasErrorPrefix(enter.Err(), "NOSCRIPT") {
+		// Redis lost its scripts (a restart): nothing was locked. Enter
+		// loads the script; the runner loads the session.
+		return g.Enter(ctx, key, owner, lease, running)
+	}
+	// Any other error is the script's (enterReply reports it) or the reads'
+	// (the session is left to the runner).
+	e, err := g.enterReply(key, owner, lease, running, now, start, enter)
+	if err == nil && e.Lease != nil {
+		if sess, derr := l.decode(); derr == nil {
+			e.Session = sess
+		}
+	}
+	return e, err
+}
+
+// sameClient reports whether a and b are the same client (an
+// implementation that is not comparable is never the same).
+func sameClient(a, b redis.UniversalClient) bool {
+	if t := reflect.TypeOf(a); t == nil || !t.Comparable() || t != reflect.TypeOf(b) {
+		return false
+	}
+	return a == b
+}
+
+func (g *Gate) enterArgs(key session.Key, owner string, lease time.Duration, running *session.Invocation) (keys []string, args []any, now string, err error) {
+	if err := session.ValidateLockArgs(key, owner, lease, true); err != nil {
+		return nil, nil, "", err
+	}
+	if running == nil || running.Status != session.InvocationRunning {
+		return nil, nil, "", errors.New("redissession: gate: Enter needs a running record")
+	}
+	targs, now, err := g.invs.transitionArgs(running)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	keys = []string{g.locker.cfg.sessionKeys(key).lock, g.invs.cfg.invocationKey(running.ID)}
+	return keys, append([]any{owner, leaseMillis(lease)}, targs...), now, nil
+}
+
+// enterReply decodes the enter script's reply.
+func (g *Gate) enterReply(key session.Key, owner string, lease time.Duration, running *session.Invocation, now string, start time.Time, cmd *redis.Cmd) (*session.Entry, error) {
+	res, err := cmd.Slice()
 	if err != nil {
 		// Whether the lock was taken is unknown: report none held. If it
 		// was, it is owner's and expires with the lease unless the caller

@@ -1,12 +1,15 @@
 package redissession_test
 
 import (
+	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agentfleet/agentfleet/internal/redistest"
+	"github.com/agentfleet/agentfleet/pkg/agent/session"
 	"github.com/agentfleet/agentfleet/pkg/agent/session/redissession"
 	"github.com/agentfleet/agentfleet/pkg/agent/session/sessiontest"
 )
@@ -27,8 +30,70 @@ func TestGateConformance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return sessiontest.GateParts{Gate: g, Locker: l, Invocations: s}
+		svc, err := redissession.New(rdb, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sessiontest.GateParts{Gate: g, Locker: l, Invocations: s, Sessions: svc}
 	})
+}
+
+// EnterWithSession reads the session only from the Service it was built
+// alongside; otherwise, or when an event cannot be decoded, Entry.Session
+// is nil and the lock and record are as Enter's, so the runner's own load
+// decides (and reports a corrupt event as it always has).
+func TestEnterWithSessionFallsBack(t *testing.T) {
+	rdb, prefix := redistest.Client(t)
+	cfg := redissession.Config{Prefix: prefix}
+	g, err := redissession.NewGate(rdb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	running := func(id string) *session.Invocation {
+		return &session.Invocation{ID: id, Session: session.Key{App: "a", UserID: "u", SessionID: id}, Status: session.InvocationRunning}
+	}
+	enter := func(id string, svc session.Service) *session.Entry {
+		t.Helper()
+		r := running(id)
+		e, err := g.EnterWithSession(ctx, r.Session, "w1", time.Minute, r, svc)
+		if err != nil || e.Lease == nil {
+			t.Fatalf("EnterWithSession(%s) = %+v, %v; want the lock", id, e, err)
+		}
+		return e
+	}
+
+	other, err := redissession.New(rdb, redissession.Config{Prefix: prefix + "other:"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := enter("s-other", other); e.Session != nil {
+		t.Fatalf("read a session through a Service on another prefix: %+v", e.Session)
+	}
+
+	svc, err := redissession.New(rdb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := running("s-corrupt").Session
+	if err := svc.AppendEvent(ctx, k, &session.Event{InvocationID: "i0", Author: "u"}); err != nil {
+		t.Fatal(err)
+	}
+	rdb.RPush(ctx, prefix+"sess:{a:u:s-corrupt}:events", "not json")
+	if e := enter("s-corrupt", svc); e.Session != nil {
+		t.Fatalf("a session with a corrupt event was returned: %+v", e.Session)
+	}
+	if _, err := svc.GetOrCreate(ctx, k); err == nil {
+		t.Fatal("GetOrCreate decoded the corrupt event: the test's key layout is wrong")
+	}
+
+	// Redis lost its scripts (a restart): EnterWithSession still enters.
+	if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if e := enter("s-flushed", svc); e.Session != nil && len(e.Session.Events) != 0 {
+		t.Fatalf("session after a script flush = %+v", e.Session)
+	}
 }
 
 func TestGateRefusesCluster(t *testing.T) {

@@ -11,8 +11,14 @@ import (
 // separator) and the braces of the hash tag.
 var escaper = strings.NewReplacer("%", "%25", ":", "%3A", "{", "%7B", "}", "%7D")
 
-// escape encodes one key segment.
-func escape(s string) string { return escaper.Replace(s) }
+// escape encodes one key segment. Most segments hold none of the four
+// characters and are returned as they are, without the replacer's work.
+func escape(s string) string {
+	if !strings.ContainsAny(s, "%:{}") {
+		return s
+	}
+	return escaper.Replace(s)
+}
 
 // keys are the Redis keys of one session.
 type keys struct {

@@ -13,7 +13,8 @@ import (
 
 // Service is a session.Service on Redis. Each session is a list of JSON
 // events plus a state hash and a meta hash, changed together in one
-// MULTI/EXEC transaction. It is safe for concurrent use.
+// MULTI/EXEC transaction (an append without state deltas changes only the
+// list and is a plain pipeline). It is safe for concurrent use.
 type Service struct {
 	rdb redis.UniversalClient
 	cfg Config
@@ -36,20 +37,41 @@ func (s *Service) GetOrCreate(ctx context.Context, key session.Key) (*session.Se
 	if err := key.Validate(); err != nil {
 		return nil, err
 	}
-	ks := s.cfg.sessionKeys(key)
-	var events *redis.StringSliceCmd
-	var state *redis.MapStringStringCmd
+	var l *load
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSetNX(ctx, ks.meta, "created_at", s.now().UTC().Format(time.RFC3339Nano))
-		s.touch(ctx, p, ks)
-		events = p.LRange(ctx, ks.events, 0, -1)
-		state = p.HGetAll(ctx, ks.state)
+		l = s.queueGetOrCreate(ctx, p, key)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("redissession: get or create %v: %w", key, err)
 	}
-	return decodeSession(key, events.Val(), state.Val())
+	return l.decode()
+}
+
+// load is a GetOrCreate queued on a pipeline.
+type load struct {
+	key    session.Key
+	events *redis.StringSliceCmd
+	state  *redis.MapStringStringCmd
+}
+
+// queueGetOrCreate queues GetOrCreate's commands on p (which should be a
+// MULTI/EXEC pipeline, so the events and state are one snapshot).
+func (s *Service) queueGetOrCreate(ctx context.Context, p redis.Pipeliner, key session.Key) *load {
+	ks := s.cfg.sessionKeys(key)
+	p.HSetNX(ctx, ks.meta, "created_at", s.now().UTC().Format(time.RFC3339Nano))
+	s.touch(ctx, p, ks)
+	return &load{key: key, events: p.LRange(ctx, ks.events, 0, -1), state: p.HGetAll(ctx, ks.state)}
+}
+
+func (l *load) decode() (*session.Session, error) {
+	if err := l.events.Err(); err != nil {
+		return nil, fmt.Errorf("redissession: get or create %v: %w", l.key, err)
+	}
+	if err := l.state.Err(); err != nil {
+		return nil, fmt.Errorf("redissession: get or create %v: %w", l.key, err)
+	}
+	return decodeSession(l.key, l.events.Val(), l.state.Val())
 }
 
 // Get implements session.Service. It is one round trip and reads a
@@ -78,8 +100,8 @@ func (s *Service) Get(ctx context.Context, key session.Key) (*session.Session, e
 }
 
 // AppendEvent implements session.Service. The event is pushed and its state
-// delta applied in one MULTI/EXEC transaction, one round trip. It returns
-// only after Redis has replied to EXEC, so an event it returned nil for
+// delta applied in one round trip (AppendEvents). It returns only after
+// Redis has replied, so an event it returned nil for
 // (for example the model response that asks for a tool) is stored before
 // the caller goes on to run the tool. Durability beyond that is Redis's
 // persistence configuration (AOF, replicas).
@@ -89,8 +111,9 @@ func (s *Service) AppendEvent(ctx context.Context, key session.Key, ev *session.
 
 var _ session.BatchAppender = (*Service)(nil)
 
-// AppendEvents implements session.BatchAppender: one MULTI/EXEC with an
-// RPUSH of all events and their state deltas applied in order.
+// AppendEvents implements session.BatchAppender: one round trip with an
+// RPUSH of all events and their state deltas applied in order, in a
+// MULTI/EXEC when there are state deltas.
 func (s *Service) AppendEvents(ctx context.Context, key session.Key, evs []*session.Event) error {
 	if err := key.Validate(); err != nil {
 		return err
@@ -128,7 +151,7 @@ func (s *Service) AppendEvents(ctx context.Context, key session.Key, evs []*sess
 		set = append(set, k, string(b))
 	}
 	ks := s.cfg.sessionKeys(key)
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	write := func(p redis.Pipeliner) error {
 		p.HSetNX(ctx, ks.meta, "created_at", evs[0].Timestamp.UTC().Format(time.RFC3339Nano))
 		p.RPush(ctx, ks.events, data...)
 		if len(set) > 0 {
@@ -139,7 +162,20 @@ func (s *Service) AppendEvents(ctx context.Context, key session.Key, evs []*sess
 		}
 		s.touch(ctx, p, ks)
 		return nil
-	})
+	}
+	var err error
+	if len(state) > 0 {
+		// Events and their state deltas change together: a reader (Get's
+		// MULTI) sees both or neither, and a connection lost before EXEC
+		// writes nothing.
+		_, err = s.rdb.TxPipelined(ctx, write)
+	} else {
+		// Events alone (most appends) need no transaction: the one write
+		// that matters is the RPUSH, which Redis applies whole, after the
+		// HSETNX that makes the session exist; the TTL commands are
+		// idempotent. A plain pipeline spares Redis the MULTI and EXEC.
+		_, err = s.rdb.Pipelined(ctx, write)
+	}
 	if err != nil {
 		return fmt.Errorf("redissession: append %d event(s) from %s to %v: %w", len(evs), evs[0].ID, key, err)
 	}

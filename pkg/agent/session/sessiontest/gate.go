@@ -16,6 +16,10 @@ type GateParts struct {
 	Gate        session.Gate            // Gate is the Gate under test.
 	Locker      session.Locker          // Locker works on the Gate's locks.
 	Invocations session.InvocationStore // Invocations works on the Gate's records.
+	// Sessions is the session store a session.SessionGate reads in Enter's
+	// step; the EnterWithSession subtest runs when Gate is a SessionGate
+	// and Sessions is set.
+	Sessions session.Service
 }
 
 func enter(p GateParts, ctx context.Context, key session.Key, owner string, lease time.Duration, running *session.Invocation) (*session.Lease, *session.Invocation, error) {
@@ -41,6 +45,39 @@ func RunGate(t *testing.T, f GateFactory) {
 	t.Run("FinishCompletedIsFinal", func(t *testing.T) { testGateFinishCompleted(t, f) })
 	t.Run("FinishNeverReleasesAnotherOwner", func(t *testing.T) { testGateFinishFenced(t, f) })
 	t.Run("ConcurrentEntersOneRuns", func(t *testing.T) { testGateConcurrent(t, f) })
+	t.Run("EnterWithSession", func(t *testing.T) { testGateEnterWithSession(t, f) })
+}
+
+// testGateEnterWithSession: a SessionGate's Enter reads the session as
+// GetOrCreate would when it takes the lock, and nothing when the lock is
+// held; the lock and record work as Enter's.
+func testGateEnterWithSession(t *testing.T, f GateFactory) {
+	p, ctx := f(t), context.Background()
+	sg, ok := p.Gate.(session.SessionGate)
+	if !ok || p.Sessions == nil {
+		t.Skip("not a SessionGate, or no Sessions given")
+	}
+	if err := p.Sessions.AppendEvent(ctx, gateKey, &session.Event{InvocationID: "inv-0", Author: session.AuthorUser,
+		Actions: session.Actions{StateDelta: map[string]any{"tier": "gold"}}}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := sg.EnterWithSession(ctx, gateKey, "w1", time.Minute, runningRec("inv-ws"), p.Sessions)
+	if err != nil || e.Lease == nil || e.Existing != nil {
+		t.Fatalf("EnterWithSession = %+v, %v; want a lease and no existing record", e, err)
+	}
+	if e.Session == nil || e.Session.Key != gateKey || len(e.Session.Events) != 1 || e.Session.Events[0].InvocationID != "inv-0" || e.Session.State["tier"] != "gold" {
+		t.Fatalf("Entry.Session = %+v; want the stored event and state", e.Session)
+	}
+	if rec, err := p.Invocations.Get(ctx, "inv-ws"); err != nil || rec.Status != session.InvocationRunning {
+		t.Fatalf("record = %+v, %v; want running", rec, err)
+	}
+	e2, err := sg.EnterWithSession(ctx, gateKey, "w2", time.Minute, runningRec("inv-ws2"), p.Sessions)
+	if !errors.Is(err, session.ErrLocked) || e2.Lease != nil || e2.Session != nil {
+		t.Fatalf("EnterWithSession on a held lock = %+v, %v; want ErrLocked, no lease, no session", e2, err)
+	}
+	if _, err := p.Invocations.Get(ctx, "inv-ws2"); !errors.Is(err, session.ErrInvocationNotFound) {
+		t.Fatalf("a locked EnterWithSession stored a record: %v", err)
+	}
 }
 
 var gateKey = session.Key{App: "support", UserID: "u-1", SessionID: "s-1"}
