@@ -21,6 +21,7 @@ type cpuMeter struct {
 	rdb              *redis.Client
 	natsPID          int
 	self, rds, natsT time.Duration
+	reads, cmds      int64
 }
 
 func startCPU(ctx context.Context, rdb *redis.Client, external bool) *cpuMeter {
@@ -28,6 +29,7 @@ func startCPU(ctx context.Context, rdb *redis.Client, external bool) *cpuMeter {
 	if external {
 		m.natsPID = findProcess("nats-server")
 	}
+	m.reads, m.cmds = redisCounts(ctx, rdb)
 	m.self, m.rds, m.natsT = selfCPU(), redisCPU(ctx, rdb), procCPU(m.natsPID)
 	return m
 }
@@ -43,6 +45,10 @@ func (m *cpuMeter) finish(ctx context.Context, p *Phase) {
 	p.CPUMSPerInvocation = per(selfCPU() - m.self)
 	if m.rdb != nil {
 		p.RedisCPUMSPerInvocation = per(redisCPU(ctx, m.rdb) - m.rds)
+		if reads, cmds := redisCounts(ctx, m.rdb); p.Completed > 0 && reads > m.reads {
+			p.RedisReadsPerInvocation = float64(reads-m.reads) / float64(p.Completed)
+			p.RedisCommandsPerInvocation = float64(cmds-m.cmds) / float64(p.Completed)
+		}
 	}
 	if m.natsPID > 0 {
 		p.NATSCPUMSPerInvocation = per(procCPU(m.natsPID) - m.natsT)
@@ -55,6 +61,28 @@ func selfCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// redisCounts reads total_reads_processed and total_commands_processed of
+// the Redis server (0, 0 if it cannot).
+func redisCounts(ctx context.Context, rdb *redis.Client) (reads, cmds int64) {
+	if rdb == nil {
+		return 0, 0
+	}
+	info, err := rdb.Info(ctx, "stats").Result()
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(info, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		switch {
+		case ok && k == "total_reads_processed":
+			reads, _ = strconv.ParseInt(v, 10, 64)
+		case ok && k == "total_commands_processed":
+			cmds, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return reads, cmds
 }
 
 // redisCPU reads used_cpu_user + used_cpu_sys of the Redis server.

@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -13,11 +15,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentfleet/agentfleet/internal/streams"
+	"github.com/agentfleet/agentfleet/internal/support"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
 
 // minimalDescription says what the minimal consumer does per invocation.
-const minimalDescription = "hand-written: 6 session appends (RPUSH), get_order read, claim (SET NX), refund record, completion (SET), result publish (PubAck), ack"
+const minimalDescription = "hand-written: 6 session appends (RPUSH), get_order read, claim (SET NX), the refund (the demo orders' booking, as the fleet's tool), completion (SET), result publish (PubAck), ack"
 
 // minimalEvent is a session event of the minimal consumer, about the size
 // and shape of the fleet's.
@@ -49,6 +52,7 @@ func (c *minimalConsumer) handle(ctx context.Context, m jetstream.Msg) error {
 	start := time.Now()
 	sess := req.UserID + ":" + req.SessionID
 	order := orderOf(req.Message.Text())
+	amount := refundable[order] // the whole amount, as the simulated model asks
 	add := func(author string, content map[string]any) error {
 		b, err := json.Marshal(minimalEvent{InvocationID: req.InvocationID, Author: author, Timestamp: time.Now(), Content: content})
 		if err != nil {
@@ -70,31 +74,36 @@ func (c *minimalConsumer) handle(ctx context.Context, m jetstream.Msg) error {
 		func() error { model(); return add("support", call("get_order", map[string]any{"order_id": order})) },
 		func() error { return c.store.refundedCents(ctx, order) },
 		func() error {
-			return add("support", answer("get_order", map[string]any{"status": "ok", "amount_cents": 1299}))
+			return add("support", answer("get_order", map[string]any{"status": "ok", "amount_cents": amount}))
 		},
 		func() error {
 			model()
-			return add("support", call("refund_order", map[string]any{"order_id": order, "amount_cents": 1299, "reason": "customer request"}))
+			return add("support", call("refund_order", map[string]any{"order_id": order, "amount_cents": amount, "reason": "customer request"}))
 		},
 		func() error {
-			sum := sha256.Sum256([]byte(req.InvocationID + "\x00refund_order\x00" + order + "\x001299"))
+			sum := sha256.Sum256([]byte(req.InvocationID + "\x00refund_order\x00" + order + "\x00" + strconv.Itoa(amount)))
 			key := "support:refund_order:" + hex.EncodeToString(sum[:])
 			ok, err := c.store.claim(ctx, key, c.name)
 			if err != nil || !ok {
 				return err // claimed before: the effect happened, skip it
 			}
-			rec, _ := json.Marshal(map[string]any{"invocation_id": req.InvocationID, "order_id": order, "amount_cents": 1299})
-			if err := c.store.refund(ctx, rec); err != nil {
+			result := `{"status":"ok","order_id":"` + order + `","refunded_cents":` + strconv.Itoa(amount) + `}`
+			switch err := c.store.refund(ctx, req.InvocationID, order, amount); {
+			case errors.Is(err, support.ErrAmountTooLarge):
+				// Orders shared by more than 100 in flight: the tool answers
+				// an error map, as the fleet's does.
+				result = `{"status":"error","error":"amount_too_large"}`
+			case err != nil:
 				return err
 			}
-			return c.store.complete(ctx, key, []byte(`{"status":"ok","order_id":"`+order+`","refunded_cents":1299}`))
+			return c.store.complete(ctx, key, []byte(result))
 		},
 		func() error {
-			return add("support", answer("refund_order", map[string]any{"status": "ok", "refunded_cents": 1299}))
+			return add("support", answer("refund_order", map[string]any{"status": "ok", "refunded_cents": amount}))
 		},
 		func() error {
 			model()
-			return add("support", map[string]any{"role": "model", "parts": []any{map[string]any{"text": "Refunded 1299 cents for order " + order + "."}}})
+			return add("support", map[string]any{"role": "model", "parts": []any{map[string]any{"text": "Refunded " + strconv.Itoa(amount) + " cents for order " + order + "."}}})
 		},
 	}
 	for _, s := range steps {
@@ -104,7 +113,7 @@ func (c *minimalConsumer) handle(ctx context.Context, m jetstream.Msg) error {
 		}
 	}
 	res := &envelope.Result{V: envelope.Version, InvocationID: req.InvocationID, Status: envelope.StatusCompleted,
-		Content: "Refunded 1299 cents for order " + order + ".", ModelCalls: 3, Attempts: 1,
+		Content: "Refunded " + strconv.Itoa(amount) + " cents for order " + order + ".", ModelCalls: 3, Attempts: 1,
 		ToolsRun: []string{"get_order", "refund_order"}, DurationMS: time.Since(start).Milliseconds()}
 	data, err := res.Encode()
 	if err != nil {
@@ -116,6 +125,15 @@ func (c *minimalConsumer) handle(ctx context.Context, m jetstream.Msg) error {
 	}
 	return m.Ack()
 }
+
+// refundable is each demo order's total, which the simulated model refunds.
+var refundable = func() map[string]int {
+	m := map[string]int{}
+	for _, o := range support.DemoOrders() {
+		m[o.ID] = o.TotalCents
+	}
+	return m
+}()
 
 // orderOf finds the order id in the request text ("... order A-1042, ...").
 func orderOf(text string) string {
@@ -151,8 +169,10 @@ func runMinimal(ctx context.Context, e *env, cfg Config) (*Phase, error) {
 		return nil, err
 	}
 	var store minimalStore
+	var reset func(ctx context.Context, orderID string) error
 	if e.rdb != nil {
-		store = &redisMinimal{rdb: e.rdb, prefix: e.keyPrefix("minimal")}
+		prefix := e.keyPrefix("minimal")
+		store, reset = newRedisMinimal(e.rdb, prefix), orderReset(e, prefix)
 	} else {
 		kv, err := newKVMinimal(ctx, e.js, "LG_MIN_"+e.run)
 		if err != nil {
@@ -207,7 +227,7 @@ func runMinimal(ctx context.Context, e *env, cfg Config) (*Phase, error) {
 	rss := startRSS(ctx)
 	cpu := startCPU(ctx, e.rdb, e.srv == nil)
 	err = load{n: cfg.N, window: cfg.Window, timeout: cfg.Timeout, idPrefix: idPrefix,
-		submit: cl.submit, wait: w, orders: pool(cfg)}.run(ctx, p)
+		submit: cl.submit, wait: w, orders: pool(cfg, reset)}.run(ctx, p)
 	p.PeakRSSBytes, p.RSSSource = rss.finish()
 	cpu.finish(ctx, p)
 	select {
@@ -228,11 +248,13 @@ func runMinimal(ctx context.Context, e *env, cfg Config) (*Phase, error) {
 }
 
 // pool returns an order pool when every in-flight invocation can have an
-// order of its own, else nil. The minimal consumer books nothing, so its
-// pool needs no reset; it only keeps the submission pattern identical.
-func pool(cfg Config) *orderPool {
+// order of its own, else nil. On Redis the minimal consumer books refunds
+// as the fleet does, so its pool resets orders (reset) as the framework
+// phase's does; on NATS KV it books nothing (reset is nil) and the pool
+// only keeps the submission pattern identical.
+func pool(cfg Config, reset func(ctx context.Context, orderID string) error) *orderPool {
 	if cfg.Window > maxOrders {
 		return nil
 	}
-	return newOrderPool(nil)
+	return newOrderPool(reset)
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agentfleet/agentfleet/internal/support"
 )
 
 // minimalStore is the only state the minimal consumer touches, one round
@@ -23,18 +25,29 @@ type minimalStore interface {
 	refundedCents(ctx context.Context, order string) error
 	// claim takes the idempotency key (SET NX); false: already claimed.
 	claim(ctx context.Context, key, owner string) (bool, error)
-	// refund is the effect: one refund record.
-	refund(ctx context.Context, rec []byte) error
+	// refund is the effect: the refund of amount cents of order by
+	// invocation (on Redis the demo orders' own booking, as the fleet's
+	// refund_order tool does it; support.ErrAmountTooLarge when the order
+	// has no refundable amount left).
+	refund(ctx context.Context, invocation, order string, amount int) error
 	// complete stores the tool result under the key (SET).
 	complete(ctx context.Context, key string, result []byte) error
 	// refunds returns every refund record.
 	refunds(ctx context.Context) ([][]byte, error)
 }
 
-// redisMinimal keeps the minimal consumer's state in Redis, under prefix.
+// redisMinimal keeps the minimal consumer's state in Redis, under prefix;
+// the orders are the demo orders service the fleet's tools use, under the
+// same prefix, so get_order's read and the refund are the same I/O as the
+// fleet's.
 type redisMinimal struct {
 	rdb    *redis.Client
 	prefix string
+	orders *support.RedisOrders
+}
+
+func newRedisMinimal(rdb *redis.Client, prefix string) *redisMinimal {
+	return &redisMinimal{rdb: rdb, prefix: prefix, orders: support.NewRedisOrders(rdb, prefix)}
 }
 
 func (s *redisMinimal) appendEvent(ctx context.Context, session string, ev []byte) error {
@@ -42,10 +55,7 @@ func (s *redisMinimal) appendEvent(ctx context.Context, session string, ev []byt
 }
 
 func (s *redisMinimal) refundedCents(ctx context.Context, order string) error {
-	err := s.rdb.HGet(ctx, s.prefix+"refunded_cents", order).Err()
-	if errors.Is(err, redis.Nil) {
-		return nil
-	}
+	_, err := s.orders.Get(ctx, order)
 	return err
 }
 
@@ -53,8 +63,8 @@ func (s *redisMinimal) claim(ctx context.Context, key, owner string) (bool, erro
 	return s.rdb.SetNX(ctx, s.prefix+"idem:"+key, owner, 30*time.Second).Result()
 }
 
-func (s *redisMinimal) refund(ctx context.Context, rec []byte) error {
-	return s.rdb.RPush(ctx, s.prefix+"refunds", rec).Err()
+func (s *redisMinimal) refund(ctx context.Context, invocation, order string, amount int) error {
+	return s.orders.Refund(ctx, support.Refund{InvocationID: invocation, OrderID: order, AmountCents: amount})
 }
 
 func (s *redisMinimal) complete(ctx context.Context, key string, result []byte) error {
@@ -62,7 +72,7 @@ func (s *redisMinimal) complete(ctx context.Context, key string, result []byte) 
 }
 
 func (s *redisMinimal) refunds(ctx context.Context) ([][]byte, error) {
-	raw, err := s.rdb.LRange(ctx, s.prefix+"refunds", 0, -1).Result()
+	raw, err := s.rdb.LRange(ctx, s.orders.RefundsListKey(), 0, -1).Result()
 	if err != nil {
 		return nil, err
 	}
@@ -118,8 +128,12 @@ func (s *kvMinimal) claim(ctx context.Context, key, owner string) (bool, error) 
 	return err == nil, err
 }
 
-func (s *kvMinimal) refund(ctx context.Context, rec []byte) error {
-	_, err := s.kv.Put(ctx, "refund."+strconv.FormatUint(s.seq.Add(1), 10), rec)
+func (s *kvMinimal) refund(ctx context.Context, invocation, order string, amount int) error {
+	rec, err := json.Marshal(map[string]any{"invocation_id": invocation, "order_id": order, "amount_cents": amount})
+	if err != nil {
+		return err
+	}
+	_, err = s.kv.Put(ctx, "refund."+strconv.FormatUint(s.seq.Add(1), 10), rec)
 	return err
 }
 

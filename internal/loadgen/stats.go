@@ -49,6 +49,15 @@ type Phase struct {
 	CPUMSPerInvocation      float64 `json:"cpu_ms_per_invocation"`
 	RedisCPUMSPerInvocation float64 `json:"redis_cpu_ms_per_invocation,omitempty"` // RedisCPUMSPerInvocation is Redis's CPU ms per invocation.
 	NATSCPUMSPerInvocation  float64 `json:"nats_cpu_ms_per_invocation,omitempty"`  // NATSCPUMSPerInvocation is the NATS server's CPU ms per invocation.
+	// RedisReadsPerInvocation is the Redis server's read events
+	// (total_reads_processed: about one per round trip of any client) per
+	// completed invocation, and RedisCommandsPerInvocation its commands
+	// (total_commands_processed, including those scripts and MULTI/EXEC
+	// run). Unlike times, both are counts: the same code gives about the
+	// same figures on a busy or an idle machine. They include the load
+	// generator's own few requests.
+	RedisReadsPerInvocation    float64 `json:"redis_reads_per_invocation,omitempty"`
+	RedisCommandsPerInvocation float64 `json:"redis_commands_per_invocation,omitempty"` // RedisCommandsPerInvocation: see RedisReadsPerInvocation.
 	// BoundRatio is SteadyPerSecond over the Little's-law bound (in-flight
 	// mode only).
 	BoundRatio float64 `json:"bound_ratio,omitempty"`
