@@ -567,6 +567,31 @@ func cents(v any) (int64, bool) {
 	return 0, false
 }
 
+// approxSize is about the length of v written out (keys, strings, and a
+// few characters for anything else), without formatting it: the counts are
+// made up anyway, and formatting every argument of the whole history on
+// each call cost the simulated model more than the rest of its work.
+func approxSize(v any) int {
+	switch v := v.(type) {
+	case string:
+		return len(v) + 2
+	case map[string]any:
+		n := 2
+		for k, e := range v {
+			n += len(k) + 4 + approxSize(e)
+		}
+		return n
+	case []any:
+		n := 2
+		for _, e := range v {
+			n += 1 + approxSize(e)
+		}
+		return n
+	default:
+		return 6
+	}
+}
+
 // usage makes up plausible token counts (about four characters a token).
 func usage(req *model.Request, resp *model.Response) *model.Usage {
 	in := 0
@@ -582,10 +607,10 @@ func usage(req *model.Request, resp *model.Response) *model.Usage {
 				}
 				in += len(p.Text)
 				if p.FunctionCall != nil {
-					in += 16 + len(fmt.Sprint(p.FunctionCall.Args))
+					in += 16 + approxSize(p.FunctionCall.Args)
 				}
 				if p.FunctionResponse != nil {
-					in += 16 + len(fmt.Sprint(p.FunctionResponse.Response))
+					in += 16 + approxSize(p.FunctionResponse.Response)
 				}
 			}
 		}
