@@ -7,6 +7,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -87,10 +88,21 @@ func StartEmbedded(cfg config.Embedded, log zerolog.Logger) (*server.Server, err
 
 // ConnectRedis returns a client for cfg (URL, username, password, TLS) and
 // checks that it answers.
+//
+// The client does not retry commands itself (go-redis's MaxRetries is -1
+// unless the URL sets max_retries): go-redis would send a command again
+// after a reset connection even when Redis had applied it, and a script
+// that books a refund, counts an attempt or appends an event is not safe
+// to apply twice. A failed command is the caller's error instead, and the
+// worker's own layer retries: the message goes back with a delay and the
+// records decide what still has to run.
 func ConnectRedis(ctx context.Context, cfg config.Redis) (*redis.Client, error) {
 	opts, err := redis.ParseURL(cfg.URL)
 	if err != nil {
 		return nil, fmt.Errorf("redis: url: %w", err)
+	}
+	if opts.MaxRetries == 0 && !strings.Contains(cfg.URL, "max_retries=") {
+		opts.MaxRetries = -1
 	}
 	if cfg.Username != "" {
 		opts.Username = cfg.Username

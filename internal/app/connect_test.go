@@ -12,6 +12,8 @@ import (
 	"github.com/agentfleet/agentfleet/internal/app"
 	"github.com/agentfleet/agentfleet/internal/config"
 	"github.com/agentfleet/agentfleet/internal/natstest"
+	"github.com/agentfleet/agentfleet/internal/redistest"
+	"github.com/agentfleet/agentfleet/internal/support"
 )
 
 // A worker started while NATS is down waits for it.
@@ -52,5 +54,42 @@ func TestConnectNATSWithRetryGivesUpWithContext(t *testing.T) {
 	defer cancel()
 	if _, err := app.ConnectNATSWithRetry(ctx, config.NATS{URL: "nats://127.0.0.1:1"}, "t", zerolog.Nop()); err == nil {
 		t.Fatal("connected to a closed port")
+	}
+}
+
+// A refund whose reply is lost (the connection resets after Redis booked
+// it) is booked once: the client ConnectRedis returns does not send the
+// script again (go-redis's default would retry after the EOF).
+func TestConnectRedisDoesNotRepeatAWriteWhoseReplyWasLost(t *testing.T) {
+	direct, prefix := redistest.Client(t)
+	p := redistest.NewReplyDropper(t, direct.Options().Addr, "lost-reply-order")
+	rdb, err := app.ConnectRedis(context.Background(), config.Redis{URL: "redis://" + p.Addr() + "/" + strconv.Itoa(direct.Options().DB)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rdb.Close() })
+	// Load the script first (through the direct client): the dropped request
+	// must be the one that books, not a NOSCRIPT attempt.
+	if err := support.NewRedisOrders(direct, prefix).Refund(context.Background(), support.Refund{InvocationID: "warm-up", OrderID: support.DemoOrders()[1].ID, AmountCents: 100}); err != nil {
+		t.Fatal(err)
+	}
+	orders := support.NewRedisOrders(rdb, prefix)
+	order := support.DemoOrders()[0]
+	err = orders.Refund(context.Background(), support.Refund{InvocationID: "lost-reply-order", OrderID: order.ID, AmountCents: 100})
+	if err == nil || !p.Dropped() {
+		t.Fatalf("Refund = %v, dropped %v; want the lost reply's error", err, p.Dropped())
+	}
+	recs, err := support.NewRedisOrders(direct, prefix).Refunds(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range recs {
+		if r.InvocationID == "lost-reply-order" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d refunds booked after one call whose reply was lost, want 1", n)
 	}
 }

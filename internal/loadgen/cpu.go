@@ -21,7 +21,7 @@ type cpuMeter struct {
 	rdb              *redis.Client
 	natsPID          int
 	self, rds, natsT time.Duration
-	reads, cmds      int64
+	reads, cmds      int64 // -1: the first reading failed
 }
 
 func startCPU(ctx context.Context, rdb *redis.Client, external bool) *cpuMeter {
@@ -29,7 +29,10 @@ func startCPU(ctx context.Context, rdb *redis.Client, external bool) *cpuMeter {
 	if external {
 		m.natsPID = findProcess("nats-server")
 	}
-	m.reads, m.cmds = redisCounts(ctx, rdb)
+	var ok bool
+	if m.reads, m.cmds, ok = redisCounts(ctx, rdb); !ok {
+		m.reads, m.cmds = -1, -1
+	}
 	m.self, m.rds, m.natsT = selfCPU(), redisCPU(ctx, rdb), procCPU(m.natsPID)
 	return m
 }
@@ -45,7 +48,7 @@ func (m *cpuMeter) finish(ctx context.Context, p *Phase) {
 	p.CPUMSPerInvocation = per(selfCPU() - m.self)
 	if m.rdb != nil {
 		p.RedisCPUMSPerInvocation = per(redisCPU(ctx, m.rdb) - m.rds)
-		if reads, cmds := redisCounts(ctx, m.rdb); p.Completed > 0 && reads > m.reads {
+		if reads, cmds, ok := redisCounts(ctx, m.rdb); ok && m.reads >= 0 && p.Completed > 0 && reads > m.reads {
 			p.RedisReadsPerInvocation = float64(reads-m.reads) / float64(p.Completed)
 			p.RedisCommandsPerInvocation = float64(cmds-m.cmds) / float64(p.Completed)
 		}
@@ -64,14 +67,14 @@ func selfCPU() time.Duration {
 }
 
 // redisCounts reads total_reads_processed and total_commands_processed of
-// the Redis server (0, 0 if it cannot).
-func redisCounts(ctx context.Context, rdb *redis.Client) (reads, cmds int64) {
+// the Redis server; ok is false if it cannot.
+func redisCounts(ctx context.Context, rdb *redis.Client) (reads, cmds int64, ok bool) {
 	if rdb == nil {
-		return 0, 0
+		return 0, 0, false
 	}
 	info, err := rdb.Info(ctx, "stats").Result()
 	if err != nil {
-		return 0, 0
+		return 0, 0, false
 	}
 	for _, line := range strings.Split(info, "\n") {
 		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
@@ -82,7 +85,7 @@ func redisCounts(ctx context.Context, rdb *redis.Client) (reads, cmds int64) {
 			cmds, _ = strconv.ParseInt(v, 10, 64)
 		}
 	}
-	return reads, cmds
+	return reads, cmds, reads > 0
 }
 
 // redisCPU reads used_cpu_user + used_cpu_sys of the Redis server.

@@ -19,8 +19,13 @@ import (
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
 
-// minimalDescription says what the minimal consumer does per invocation.
-const minimalDescription = "hand-written: 6 session appends (RPUSH), get_order read, claim (SET NX), the refund (the demo orders' booking, as the fleet's tool), completion (SET), result publish (PubAck), ack"
+// minimalDescription says what the minimal consumer does per invocation on
+// Redis; minimalKVDescription on NATS KV (--embedded), where the refund is
+// a plain put, without the amount check the fleet's NATS KV orders make.
+const (
+	minimalDescription   = "hand-written: 6 session appends (RPUSH), get_order read, claim (SET NX), the refund (the demo orders' booking, as the fleet's tool), completion (SET), result publish (PubAck), ack"
+	minimalKVDescription = "hand-written on NATS KV: 6 session appends, get_order read, claim (create), refund record (a put, no amount check: cheaper than the fleet's booking), completion (put), result publish (PubAck), ack"
+)
 
 // minimalEvent is a session event of the minimal consumer, about the size
 // and shape of the fleet's.
@@ -164,6 +169,9 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 // runMinimal is the second baseline.
 func runMinimal(ctx context.Context, e *env, cfg Config) (*Phase, error) {
 	p := &Phase{Name: "minimal", Description: minimalDescription}
+	if e.rdb == nil {
+		p.Description = minimalKVDescription
+	}
 	sc := e.topology("minimal", cfg.Concurrency)
 	if err := e.ensure(ctx, sc); err != nil {
 		return nil, err

@@ -13,8 +13,7 @@ import (
 
 // Service is a session.Service on Redis. Each session is a list of JSON
 // events plus a state hash and a meta hash, changed together in one
-// MULTI/EXEC transaction (an append without state deltas changes only the
-// list and is a plain pipeline). It is safe for concurrent use.
+// MULTI/EXEC transaction. It is safe for concurrent use.
 type Service struct {
 	rdb redis.UniversalClient
 	cfg Config
@@ -111,9 +110,8 @@ func (s *Service) AppendEvent(ctx context.Context, key session.Key, ev *session.
 
 var _ session.BatchAppender = (*Service)(nil)
 
-// AppendEvents implements session.BatchAppender: one round trip with an
-// RPUSH of all events and their state deltas applied in order, in a
-// MULTI/EXEC when there are state deltas.
+// AppendEvents implements session.BatchAppender: one MULTI/EXEC with an
+// RPUSH of all events and their state deltas applied in order.
 func (s *Service) AppendEvents(ctx context.Context, key session.Key, evs []*session.Event) error {
 	if err := key.Validate(); err != nil {
 		return err
@@ -163,19 +161,12 @@ func (s *Service) AppendEvents(ctx context.Context, key session.Key, evs []*sess
 		s.touch(ctx, p, ks)
 		return nil
 	}
-	var err error
-	if len(state) > 0 {
-		// Events and their state deltas change together: a reader (Get's
-		// MULTI) sees both or neither, and a connection lost before EXEC
-		// writes nothing.
-		_, err = s.rdb.TxPipelined(ctx, write)
-	} else {
-		// Events alone (most appends) need no transaction: the one write
-		// that matters is the RPUSH, which Redis applies whole, after the
-		// HSETNX that makes the session exist; the TTL commands are
-		// idempotent. A plain pipeline spares Redis the MULTI and EXEC.
-		_, err = s.rdb.Pipelined(ctx, write)
-	}
+	// Always MULTI/EXEC, also for events alone: go-redis retries a plain
+	// pipeline whose reply was lost (a read timeout, a reset connection),
+	// which would push the events a second time; it never retries a
+	// transaction, so an append is sent once and a lost reply is the
+	// caller's error (review finding).
+	_, err := s.rdb.TxPipelined(ctx, write)
 	if err != nil {
 		return fmt.Errorf("redissession: append %d event(s) from %s to %v: %w", len(evs), evs[0].ID, key, err)
 	}
