@@ -1,8 +1,8 @@
 // Package redisstore is the Redis backend of idempotency.Store (go-redis/v9).
 //
-// Claim is one pipelined round trip of plain commands (EXPIRE GT, SADD,
-// EXPIRE NX and EXPIRE GT on the index, then SET NX GET on the record, which
-// is the atomic claim): a new key is claimed and a completed one answered without a
+// Claim is one pipelined round trip of plain commands (EXPIRE GT, SADD and
+// EXPIRE NX on the index, then SET NX GET on the record, which is the atomic
+// claim): a new key is claimed and a completed one answered without a
 // script, because on Redis 7.0 a script that writes costs the server several
 // times a bare SET. Only a claim that finds the key in progress runs the
 // claim script (a second round trip) to decide from the key's TTL whether the
@@ -112,6 +112,16 @@ func storeErr(op string, err error) error {
 	return &idempotency.StoreError{Backend: backend, Op: op, Err: err}
 }
 
+// needsSecondExtend reports whether a claim with this lease must extend the
+// index again after its EXPIRE NX. Another claim's EXPIRE NX leaves the index
+// at least Retention + LeaseMargin + IndexSlack (plus its own lease), while
+// this claim's record needs at most lease + LeaseMargin (until its
+// completion, or a renewal, which extends the index itself) + Retention (a
+// Complete with a longer retention extends the index itself). So only a
+// lease longer than IndexSlack can outgrow an index a concurrent claim
+// created.
+func needsSecondExtend(lease time.Duration) bool { return lease > IndexSlack }
+
 // millis rounds d up to whole milliseconds, at least 1.
 func millis(d time.Duration) int64 {
 	ms := (d + time.Millisecond - 1) / time.Millisecond
@@ -164,20 +174,24 @@ func (s *Store) Claim(ctx context.Context, req idempotency.ClaimRequest) (idempo
 	// The fast path: one pipelined round trip of plain commands (cheaper on
 	// the server and the client than a script or MULTI/EXEC). First the
 	// index: EXPIRE GT extends an existing index to at least indexTTL, SADD
-	// adds the key (creating the index if it expired or never existed),
-	// EXPIRE NX gives a new index its TTL, and EXPIRE GT again raises it if
-	// a concurrent claim with a shorter lease gave it its NX first (review
-	// finding); in this order the index cannot run out between them. Then
-	// SET NX GET claims the record or returns the one there: that single
-	// command is the atomic claim. The index commands are idempotent and
-	// come first, so the key is listed before its record exists; a member
-	// whose claim did not happen is skipped by Effects.
+	// adds the key (creating the index if it expired or never existed), and
+	// EXPIRE NX gives a new index its TTL; in this order the index cannot
+	// run out between them. A concurrent claim's EXPIRE NX may give a new
+	// index its TTL first, computed from its own lease; that still covers
+	// this record unless this lease exceeds IndexSlack (see
+	// needsSecondExtend), and then EXPIRE GT runs once more (review
+	// finding). Then SET NX GET claims the record or returns the one there:
+	// that single command is the atomic claim. The index commands are
+	// idempotent and come first, so the key is listed before its record
+	// exists; a member whose claim did not happen is skipped by Effects.
 	var set *redis.StatusCmd
 	_, err = s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.ExpireGT(ctx, ikey, indexTTL)
 		p.SAdd(ctx, ikey, req.Key)
 		p.ExpireNX(ctx, ikey, indexTTL)
-		p.ExpireGT(ctx, ikey, indexTTL)
+		if needsSecondExtend(req.Lease) {
+			p.ExpireGT(ctx, ikey, indexTTL)
+		}
 		set = p.SetArgs(ctx, rkey, rec, redis.SetArgs{Mode: "NX", TTL: ttl, Get: true})
 		return nil
 	})

@@ -32,9 +32,10 @@ import "github.com/redis/go-redis/v9"
 //   - Every claim (Store.Claim's pipeline, before its SET NX) makes the index
 //     live at least Store.indexTTL (Config.Retention + lease + LeaseMargin +
 //     IndexSlack: EXPIRE GT extends a shorter TTL, EXPIRE NX gives one to an
-//     index the SADD between them created, and a second EXPIRE GT raises a
-//     TTL that a concurrent claim's EXPIRE NX set from a shorter lease) and
-//     adds the key. Every renewal
+//     index the SADD between them created; a claim with a lease longer
+//     than IndexSlack extends it once more, since a concurrent claim's
+//     EXPIRE NX may have set it from a shorter lease: needsSecondExtend)
+//     and adds the key. Every renewal
 //     does the same for its new lease (in its script).
 //   - Nothing removes a member: Release deletes only the record (Effects
 //     skips members without a record), and the index cannot expire before
