@@ -38,6 +38,7 @@ func main() {
 	fs.IntVar(&cfg.Inflight, "inflight", 0, "in-flight mode: one worker with this concurrency, measured against inflight / (3 × latency)")
 	fs.DurationVar(&cfg.Timeout, "timeout", loadgen.DefaultTimeout, "limit per invocation (submit → result)")
 	fs.BoolVar(&cfg.SkipBaselines, "skip-baselines", false, "run the framework phase only (no bare and minimal baselines)")
+	fs.IntVar(&cfg.Rounds, "rounds", 1, "repeat the minimal and framework phases this many times, alternating, and report the median of the rounds' ratios")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the framework phase to this file")
 	fs.StringVar(&cfg.MemProfile, "memprofile", "", "write a heap profile taken half-way through the framework phase to this file")
 	fs.StringVar(&cfg.Out, "out", "", "write the report as JSON to this file")

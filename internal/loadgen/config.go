@@ -48,6 +48,11 @@ type Config struct {
 	Timeout time.Duration
 	// SkipBaselines runs the framework phase only.
 	SkipBaselines bool
+	// Rounds repeats the minimal and framework phases, alternating
+	// (minimal, framework, minimal_r2, framework_r2, …), and reports the
+	// median of the rounds' framework/minimal ratios: on a shared machine
+	// adjacent phases drift less than whole runs. Default 1.
+	Rounds int
 	// CPUProfile and MemProfile, when set, are written for the framework
 	// phase only (pprof format).
 	CPUProfile string
@@ -88,6 +93,9 @@ func (c Config) WithDefaults() Config {
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
 	}
+	if c.Rounds == 0 {
+		c.Rounds = 1
+	}
 	return c
 }
 
@@ -96,6 +104,9 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.N < 1 || c.Workers < 1 || c.Concurrency < 1 || c.Window < 1 {
 		errs = append(errs, errors.New("loadgen: n, workers, concurrency and window must be at least 1"))
+	}
+	if c.Rounds < 1 {
+		errs = append(errs, errors.New("loadgen: rounds must be at least 1"))
 	}
 	if c.Latency < 0 || c.Timeout <= 0 {
 		errs = append(errs, errors.New("loadgen: latency must not be negative and timeout must be positive"))

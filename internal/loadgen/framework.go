@@ -42,19 +42,21 @@ func workerConfig(e *env, cfg Config, k int, keyPrefix string, sc streams.Config
 	return wc
 }
 
-// runFramework runs the fleet: cfg.Workers workers in process.
-func runFramework(ctx context.Context, e *env, cfg Config, logOut io.Writer) (*Phase, error) {
-	p := &Phase{Name: "framework", Description: frameworkDescription}
+// runFramework runs the fleet: cfg.Workers workers in process. name is the
+// phase's name ("framework", or "framework_r2"… in later rounds): its
+// streams, keys and invocation ids are its own.
+func runFramework(ctx context.Context, e *env, cfg Config, logOut io.Writer, name string) (*Phase, error) {
+	p := &Phase{Name: name, Description: frameworkDescription}
 	// The workers ensure this topology themselves (app.StreamsConfig: same
 	// names, prefixes and consumer sizing); it is created here first so the
 	// clean-up knows it.
-	sc := e.topology("framework", cfg.Concurrency)
+	sc := e.topology(name, cfg.Concurrency)
 	if err := e.ensure(ctx, sc); err != nil {
 		return nil, err
 	}
 	keyPrefix := ""
 	if e.rdb != nil {
-		keyPrefix = e.keyPrefix("framework")
+		keyPrefix = e.keyPrefix(name)
 	}
 	wctx, stopWorkers := context.WithCancel(ctx)
 	var running []*app.Running
@@ -85,12 +87,17 @@ func runFramework(ctx context.Context, e *env, cfg Config, logOut io.Writer) (*P
 	var orders *orderPool
 	if cfg.Window <= maxOrders {
 		orders = newOrderPool(orderReset(e, keyPrefix))
+		if e.rdb == nil && name != "framework" {
+			// The NATS KV orders are shared by every round: an earlier
+			// round's refunds are still booked, so reset before first use.
+			orders.markAllUsed()
+		}
 	}
 	stopProfile, err := startProfile(cfg.CPUProfile)
 	if err != nil {
 		return nil, err
 	}
-	idPrefix := "lg-" + e.run + "-framework"
+	idPrefix := "lg-" + e.run + "-" + name
 	rss := startRSS(ctx)
 	cpu := startCPU(ctx, e.rdb, e.srv == nil)
 	inflight := func() int { return 0 }

@@ -9,9 +9,11 @@ import (
 	"time"
 )
 
-// TestTinyEmbeddedLoad runs every phase with 20 invocations on an embedded
-// server and checks counts only: all completed, none lost, every framework
-// and minimal invocation refunded exactly once. No timing is asserted.
+// TestTinyEmbeddedLoad runs every phase, the minimal and framework ones in
+// two rounds, with 20 invocations on an embedded server and checks counts
+// only: all completed, none lost, every framework and minimal invocation
+// refunded exactly once (each round's own), and the reported ratio is the
+// rounds' median. No timing is asserted.
 func TestTinyEmbeddedLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an embedded NATS server and two workers")
@@ -20,12 +22,19 @@ func TestTinyEmbeddedLoad(t *testing.T) {
 	defer cancel()
 	out := filepath.Join(t.TempDir(), "results.json")
 	var table strings.Builder
-	rep, err := Run(ctx, Config{Embedded: true, N: 20, Workers: 2, Concurrency: 4, Timeout: time.Minute, Out: out}, &table, io.Discard)
+	rep, err := Run(ctx, Config{Embedded: true, N: 20, Workers: 2, Concurrency: 4, Timeout: time.Minute, Out: out, Rounds: 2}, &table, io.Discard)
 	if err != nil {
 		t.Fatalf("Run: %v\n%s", err, table.String())
 	}
-	if len(rep.Phases) != 3 {
-		t.Fatalf("phases = %d, want bare, minimal, framework", len(rep.Phases))
+	var names []string
+	for _, p := range rep.Phases {
+		names = append(names, p.Name)
+	}
+	if got := strings.Join(names, " "); got != "bare minimal framework minimal_r2 framework_r2" {
+		t.Fatalf("phases = %s, want bare and two rounds of minimal and framework", got)
+	}
+	if len(rep.RoundRatios) != 2 || rep.Ratios["framework/minimal"] != (rep.RoundRatios[0]+rep.RoundRatios[1])/2 {
+		t.Errorf("round ratios %v, framework/minimal %v: want two rounds and their median", rep.RoundRatios, rep.Ratios["framework/minimal"])
 	}
 	for _, p := range rep.Phases {
 		if p.Submitted != 20 || p.Completed != 20 || p.Lost != 0 || len(p.Other) != 0 {
@@ -99,4 +108,26 @@ func BenchmarkEmbedded(b *testing.B) {
 		b.ReportMetric(p.PerSecond, p.Name+"-inv/s")
 	}
 	b.ReportMetric(rep.Ratios["framework/minimal"], "framework/minimal")
+}
+
+func TestMedian(t *testing.T) {
+	for _, c := range []struct {
+		in   []float64
+		want float64
+	}{
+		{[]float64{0.7}, 0.7},
+		{[]float64{0.9, 0.5}, 0.7},
+		{[]float64{0.8, 0.6, 0.7}, 0.7},
+		{[]float64{0.4, 0.9, 0.6, 0.8}, 0.7},
+	} {
+		in := append([]float64(nil), c.in...)
+		if got := median(c.in); got < c.want-1e-9 || got > c.want+1e-9 {
+			t.Errorf("median(%v) = %v, want %v", in, got, c.want)
+		}
+		for i := range in {
+			if in[i] != c.in[i] {
+				t.Errorf("median reordered its input: %v", c.in)
+			}
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -166,23 +167,29 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 	}
 }
 
-// runMinimal is the second baseline.
-func runMinimal(ctx context.Context, e *env, cfg Config) (*Phase, error) {
-	p := &Phase{Name: "minimal", Description: minimalDescription}
+// runMinimal is the second baseline. name is the phase's name ("minimal",
+// or "minimal_r2"… in later rounds): its streams, keys and invocation ids
+// are its own.
+func runMinimal(ctx context.Context, e *env, cfg Config, name string) (*Phase, error) {
+	p := &Phase{Name: name, Description: minimalDescription}
 	if e.rdb == nil {
 		p.Description = minimalKVDescription
 	}
-	sc := e.topology("minimal", cfg.Concurrency)
+	sc := e.topology(name, cfg.Concurrency)
 	if err := e.ensure(ctx, sc); err != nil {
 		return nil, err
 	}
 	var store minimalStore
 	var reset func(ctx context.Context, orderID string) error
 	if e.rdb != nil {
-		prefix := e.keyPrefix("minimal")
+		prefix := e.keyPrefix(name)
 		store, reset = newRedisMinimal(e.rdb, prefix), orderReset(e, prefix)
 	} else {
-		kv, err := newKVMinimal(ctx, e.js, "LG_MIN_"+e.run)
+		bucket := "LG_MIN_" + e.run
+		if name != "minimal" {
+			bucket = "LG_" + strings.ToUpper(name) + "_" + e.run
+		}
+		kv, err := newKVMinimal(ctx, e.js, bucket)
 		if err != nil {
 			return nil, err
 		}
@@ -231,7 +238,7 @@ func runMinimal(ctx context.Context, e *env, cfg Config) (*Phase, error) {
 			})
 		}()
 	}
-	idPrefix := "lg-" + e.run + "-minimal"
+	idPrefix := "lg-" + e.run + "-" + name
 	rss := startRSS(ctx)
 	cpu := startCPU(ctx, e.rdb, e.srv == nil)
 	err = load{n: cfg.N, window: cfg.Window, timeout: cfg.Timeout, idPrefix: idPrefix,

@@ -51,5 +51,12 @@ func (p *orderPool) take(ctx context.Context) (int, error) {
 	}
 }
 
+// markAllUsed makes every order be reset before it is first handed out.
+func (p *orderPool) markAllUsed() {
+	for i := range p.used {
+		p.used[i] = true
+	}
+}
+
 // put returns an order whose invocation finished.
 func (p *orderPool) put(i int) { p.free <- i }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -36,6 +37,11 @@ type Report struct {
 	// Ratios of the framework's figures to the baselines' (throughput
 	// mode): invocations/s and steady invocations/s.
 	Ratios map[string]float64 `json:"ratios,omitempty"`
+	// RoundRatios are the framework/minimal throughput ratios of each
+	// round (--rounds), in order; Ratios["framework/minimal"] is then
+	// their median, and RoundCPURatios the same for CPU per invocation.
+	RoundRatios    []float64 `json:"round_ratios,omitempty"`
+	RoundCPURatios []float64 `json:"round_cpu_ratios,omitempty"` // RoundCPURatios: see RoundRatios.
 	// Bound is the Little's-law bound of the in-flight mode, inflight / (3
 	// × latency) per second, and BoundRatio the framework's steady rate
 	// against it.
@@ -77,6 +83,7 @@ func (r *Report) finish(inflight int, latency time.Duration) {
 		// would see, less exposed to the noise of a shared one.
 		r.Ratios["framework/minimal (CPU per invocation)"] = mp.CPUMSPerInvocation / fw.CPUMSPerInvocation
 	}
+	r.roundRatios()
 	if v, ok := r.Ratios["framework/minimal"]; ok {
 		r.Goals[">= 0.8 of the minimal worker"] = v >= 0.8
 	}
@@ -132,6 +139,10 @@ func (r *Report) Print(out io.Writer) {
 				fmt.Fprintf(out, "ratio %-40s %.2f\n", k, v)
 			}
 		}
+		if len(r.RoundRatios) > 1 {
+			fmt.Fprintf(out, "framework/minimal by round (median above): %s\n", fmtRatios(r.RoundRatios))
+			fmt.Fprintf(out, "  by CPU per invocation (median above):    %s\n", fmtRatios(r.RoundCPURatios))
+		}
 	}
 	if r.Bound > 0 {
 		fmt.Fprintf(out, "\nLittle's-law bound: %d in flight / (3 × %v) = %.0f inv/s; framework steady rate = %.2f of the bound",
@@ -149,6 +160,52 @@ func (r *Report) Print(out io.Writer) {
 		}
 		fmt.Fprintf(out, "goal %-40s %s\n", g, mark)
 	}
+}
+
+// roundRatios fills RoundRatios and RoundCPURatios from the phase pairs
+// (minimal, framework), (minimal_r2, framework_r2), … and, with more than
+// one round, makes their medians the framework/minimal ratios.
+func (r *Report) roundRatios() {
+	for k := 1; ; k++ {
+		mName, fName := "minimal", "framework"
+		if k > 1 {
+			mName, fName = fmt.Sprintf("minimal_r%d", k), fmt.Sprintf("framework_r%d", k)
+		}
+		mp, fp := r.phase(mName), r.phase(fName)
+		if mp == nil || fp == nil {
+			break
+		}
+		if mp.PerSecond > 0 {
+			r.RoundRatios = append(r.RoundRatios, fp.PerSecond/mp.PerSecond)
+		}
+		if fp.CPUMSPerInvocation > 0 {
+			r.RoundCPURatios = append(r.RoundCPURatios, mp.CPUMSPerInvocation/fp.CPUMSPerInvocation)
+		}
+	}
+	if len(r.RoundRatios) > 1 {
+		r.Ratios["framework/minimal"] = median(r.RoundRatios)
+	}
+	if len(r.RoundCPURatios) > 1 {
+		r.Ratios["framework/minimal (CPU per invocation)"] = median(r.RoundCPURatios)
+	}
+}
+
+func fmtRatios(xs []float64) string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = fmt.Sprintf("%.2f", x)
+	}
+	return strings.Join(out, " ")
+}
+
+// median of xs (not modified).
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // WriteJSON writes the report to path.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Run runs the benchmark, prints the table to out and writes the JSON
@@ -31,14 +32,29 @@ func Run(ctx context.Context, cfg Config, out, logOut io.Writer) (rep *Report, e
 	phases := []struct {
 		name string
 		fn   phaseFn
-	}{
-		{"bare", runBare},
-		{"minimal", runMinimal},
-		{"framework", func(ctx context.Context, e *env, c Config) (*Phase, error) { return runFramework(ctx, e, c, logOut) }},
+	}{{"bare", runBare}}
+	for r := 1; r <= cfg.Rounds; r++ {
+		mName, fName, rcfg := "minimal", "framework", cfg
+		if r > 1 {
+			suffix := fmt.Sprintf("_r%d", r)
+			mName, fName = mName+suffix, fName+suffix
+			rcfg.CPUProfile, rcfg.MemProfile = "", "" // profiles: the first round's
+		}
+		phases = append(phases,
+			struct {
+				name string
+				fn   phaseFn
+			}{mName, func(ctx context.Context, e *env, _ Config) (*Phase, error) { return runMinimal(ctx, e, rcfg, mName) }},
+			struct {
+				name string
+				fn   phaseFn
+			}{fName, func(ctx context.Context, e *env, _ Config) (*Phase, error) {
+				return runFramework(ctx, e, rcfg, logOut, fName)
+			}})
 	}
 	var errs []error
 	for _, ph := range phases {
-		if cfg.SkipBaselines && ph.name != "framework" {
+		if cfg.SkipBaselines && !strings.HasPrefix(ph.name, "framework") {
 			continue
 		}
 		fmt.Fprintf(out, "  running %s ...\n", ph.name)
