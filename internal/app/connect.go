@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -90,7 +89,7 @@ func StartEmbedded(cfg config.Embedded, log zerolog.Logger) (*server.Server, err
 // checks that it answers.
 //
 // The client does not retry commands itself (go-redis's MaxRetries is -1
-// unless the URL sets max_retries): go-redis would send a command again
+// unless the URL sets a positive max_retries): go-redis would send a command again
 // after a reset connection even when Redis had applied it, and a script
 // that books a refund, counts an attempt or appends an event is not safe
 // to apply twice. A failed command is the caller's error instead, and the
@@ -101,7 +100,10 @@ func ConnectRedis(ctx context.Context, cfg config.Redis) (*redis.Client, error) 
 	if err != nil {
 		return nil, fmt.Errorf("redis: url: %w", err)
 	}
-	if opts.MaxRetries == 0 && !strings.Contains(cfg.URL, "max_retries=") {
+	if opts.MaxRetries <= 0 {
+		// Not set, or max_retries=0 (which go-redis would read as its
+		// default of 3): no retries. Only an explicit positive max_retries
+		// turns them on.
 		opts.MaxRetries = -1
 	}
 	if cfg.Username != "" {

@@ -13,7 +13,6 @@ import (
 	"github.com/agentfleet/agentfleet/internal/config"
 	"github.com/agentfleet/agentfleet/internal/natstest"
 	"github.com/agentfleet/agentfleet/internal/redistest"
-	"github.com/agentfleet/agentfleet/internal/support"
 )
 
 // A worker started while NATS is down waits for it.
@@ -57,39 +56,45 @@ func TestConnectNATSWithRetryGivesUpWithContext(t *testing.T) {
 	}
 }
 
-// A refund whose reply is lost (the connection resets after Redis booked
-// it) is booked once: the client ConnectRedis returns does not send the
-// script again (go-redis's default would retry after the EOF).
+// A write whose reply is lost (the connection resets after Redis applied
+// it) is applied once: the client ConnectRedis returns does not send it
+// again, as go-redis's default would after the EOF (a refund booking or an
+// appended event must not be applied twice). A plain RPUSH keeps the test
+// free of scripts, which another package's test may flush.
 func TestConnectRedisDoesNotRepeatAWriteWhoseReplyWasLost(t *testing.T) {
 	direct, prefix := redistest.Client(t)
-	p := redistest.NewReplyDropper(t, direct.Options().Addr, "lost-reply-order")
+	p := redistest.NewReplyDropper(t, direct.Options().Addr, "lost-reply-write")
+	for _, u := range []string{"", "?max_retries=0"} { // 0 means none, not go-redis's default 3
+		rdb, err := app.ConnectRedis(context.Background(), config.Redis{URL: "redis://" + p.Addr() + "/" + strconv.Itoa(direct.Options().DB) + u})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// go-redis stores "no retries" (-1 given) as 0 once the client is
+		// built, and its default as 3.
+		if rdb.Options().MaxRetries != 0 {
+			t.Errorf("URL suffix %q: MaxRetries = %d, want none (0 after go-redis's init)", u, rdb.Options().MaxRetries)
+		}
+		rdb.Close()
+	}
 	rdb, err := app.ConnectRedis(context.Background(), config.Redis{URL: "redis://" + p.Addr() + "/" + strconv.Itoa(direct.Options().DB)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rdb.Close() })
-	// Load the script first (through the direct client): the dropped request
-	// must be the one that books, not a NOSCRIPT attempt.
-	if err := support.NewRedisOrders(direct, prefix).Refund(context.Background(), support.Refund{InvocationID: "warm-up", OrderID: support.DemoOrders()[1].ID, AmountCents: 100}); err != nil {
-		t.Fatal(err)
-	}
-	orders := support.NewRedisOrders(rdb, prefix)
-	order := support.DemoOrders()[0]
-	err = orders.Refund(context.Background(), support.Refund{InvocationID: "lost-reply-order", OrderID: order.ID, AmountCents: 100})
+	key := prefix + "writes"
+	err = rdb.RPush(context.Background(), key, "lost-reply-write").Err()
 	if err == nil || !p.Dropped() {
-		t.Fatalf("Refund = %v, dropped %v; want the lost reply's error", err, p.Dropped())
+		t.Fatalf("RPUSH = %v, dropped %v; want the lost reply's error", err, p.Dropped())
 	}
-	recs, err := support.NewRedisOrders(direct, prefix).Refunds(context.Background())
+	if n := direct.LLen(context.Background(), key).Val(); n != 1 {
+		t.Fatalf("the write was applied %d times, want 1", n)
+	}
+	withRetries, err := app.ConnectRedis(context.Background(), config.Redis{URL: "redis://" + direct.Options().Addr + "/" + strconv.Itoa(direct.Options().DB) + "?max_retries=2"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	for _, r := range recs {
-		if r.InvocationID == "lost-reply-order" {
-			n++
-		}
-	}
-	if n != 1 {
-		t.Fatalf("%d refunds booked after one call whose reply was lost, want 1", n)
+	defer withRetries.Close()
+	if withRetries.Options().MaxRetries != 2 {
+		t.Fatalf("an explicit max_retries=2 became %d", withRetries.Options().MaxRetries)
 	}
 }

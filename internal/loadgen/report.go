@@ -134,14 +134,21 @@ func (r *Report) Print(out io.Writer) {
 	}
 	if len(r.Ratios) > 0 {
 		fmt.Fprintln(out)
+		rounds := len(r.RoundRatios) > 1
 		for _, k := range []string{"framework/bare", "framework/minimal", "framework/bare (steady)", "framework/minimal (steady)", "framework/minimal (CPU per invocation)"} {
 			if v, ok := r.Ratios[k]; ok {
-				fmt.Fprintf(out, "ratio %-40s %.2f\n", k, v)
+				label := k
+				if rounds && k != "framework/minimal" && k != "framework/minimal (CPU per invocation)" {
+					label += " [round 1]"
+				}
+				fmt.Fprintf(out, "ratio %-40s %.2f\n", label, v)
 			}
 		}
-		if len(r.RoundRatios) > 1 {
+		if rounds {
 			fmt.Fprintf(out, "framework/minimal by round (median above): %s\n", fmtRatios(r.RoundRatios))
-			fmt.Fprintf(out, "  by CPU per invocation (median above):    %s\n", fmtRatios(r.RoundCPURatios))
+			if len(r.RoundCPURatios) > 1 {
+				fmt.Fprintf(out, "  by CPU per invocation (median above):    %s\n", fmtRatios(r.RoundCPURatios))
+			}
 		}
 	}
 	if r.Bound > 0 {

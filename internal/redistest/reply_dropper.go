@@ -71,6 +71,7 @@ func (p *ReplyDropper) handle(c net.Conn) {
 				}
 			}
 			if err != nil {
+				s.Close() // the client went away: end the server side too
 				return
 			}
 		}
@@ -104,6 +105,13 @@ func (p *ReplyDropper) handle(c net.Conn) {
 		case b, ok := <-replies:
 			if !ok {
 				return
+			}
+			select {
+			case <-drop:
+				// Both were ready and select chose the reply: it is the
+				// one to swallow.
+				return
+			default:
 			}
 			if _, err := c.Write(b); err != nil {
 				return

@@ -97,11 +97,18 @@ func (n *NATSOrders) Refund(ctx context.Context, r Refund) error {
 		if err != nil {
 			return err
 		}
+		if r.IdempotencyKey != "" {
+			for _, done := range st.Refunds {
+				if done.IdempotencyKey == r.IdempotencyKey {
+					return nil // booked before (the revision check makes this exact)
+				}
+			}
+		}
 		if st.RefundedCents+r.AmountCents > o.TotalCents {
 			return ErrAmountTooLarge
 		}
 		st.RefundedCents += r.AmountCents
-		st.Refunds = append(st.Refunds, Refund{InvocationID: r.InvocationID, OrderID: r.OrderID, AmountCents: r.AmountCents})
+		st.Refunds = append(st.Refunds, Refund{InvocationID: r.InvocationID, OrderID: r.OrderID, AmountCents: r.AmountCents, IdempotencyKey: r.IdempotencyKey})
 		data, _ := json.Marshal(st)
 		if rev == 0 {
 			_, err = n.kv.Create(ctx, orderKey(r.OrderID), data)

@@ -16,3 +16,12 @@ func TestNATSOrdersRefundIsAnAtomicEffect(t *testing.T) {
 	}
 	testRefundIsAnAtomicEffect(t, o)
 }
+
+func TestNATSOrdersRefundHonoursTheIdempotencyKey(t *testing.T) {
+	js, _, _ := natstest.JetStream(t)
+	o, err := support.NewNATSOrders(context.Background(), js, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testRefundHonoursTheIdempotencyKey(t, o)
+}

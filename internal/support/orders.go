@@ -39,7 +39,11 @@ var (
 type Orders interface {
 	// Get returns an order or ErrOrderNotFound.
 	Get(ctx context.Context, orderID string) (Order, error)
-	// Refund executes a refund: a real side effect, recorded once per call.
+	// Refund executes a refund: a real side effect, recorded once per call,
+	// except that a refund whose non-empty IdempotencyKey was booked
+	// before returns nil and books nothing, as a payment provider honours
+	// an Idempotency-Key header: a call whose reply was lost can be made
+	// again (the tool reports it retryable and the claim is released).
 	Refund(ctx context.Context, r Refund) error
 }
 
@@ -118,6 +122,13 @@ func (m *MemoryOrders) Refund(ctx context.Context, r Refund) error {
 	o, ok := m.orders[r.OrderID]
 	if !ok {
 		return ErrOrderNotFound
+	}
+	if r.IdempotencyKey != "" {
+		for _, done := range m.refunds {
+			if done.IdempotencyKey == r.IdempotencyKey {
+				return nil // booked before
+			}
+		}
 	}
 	if r.AmountCents > o.TotalCents-o.RefundedCents {
 		return ErrAmountTooLarge

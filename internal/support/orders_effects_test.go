@@ -57,3 +57,49 @@ func testRefundIsAnAtomicEffect(t *testing.T, o effectOrders) {
 		t.Fatalf("missing order: %v", err)
 	}
 }
+
+// testRefundHonoursTheIdempotencyKey: a refund made again under the same
+// idempotency key (its first reply was lost, the tool said retry) books
+// nothing more, concurrently too; another key books again; no key never
+// deduplicates.
+func testRefundHonoursTheIdempotencyKey(t *testing.T, o effectOrders) {
+	t.Helper()
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := o.Refund(ctx, support.Refund{InvocationID: "i", OrderID: "A-1042", AmountCents: 100, IdempotencyKey: "idem:support:refund_order:k1"}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := o.Refund(ctx, support.Refund{InvocationID: "i", OrderID: "A-1042", AmountCents: 100, IdempotencyKey: "idem:support:refund_order:k2"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := o.Refund(ctx, support.Refund{InvocationID: "j", OrderID: "A-1042", AmountCents: 100}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rs, err := o.Refunds(ctx)
+	if err != nil || len(rs) != 4 {
+		t.Fatalf("refund records = %d (%v), want 4: one per key and both keyless", len(rs), err)
+	}
+	if got, err := o.Get(ctx, "A-1042"); err != nil || got.RefundedCents != 400 {
+		t.Fatalf("refunded = %+v, %v; want 400", got, err)
+	}
+}
+
+// memoryEffects adapts MemoryOrders.Refunds to effectOrders.
+type memoryEffects struct{ *support.MemoryOrders }
+
+func (m memoryEffects) Refunds(context.Context) ([]support.Refund, error) {
+	return m.MemoryOrders.Refunds(), nil
+}
+
+func TestMemoryOrdersRefundHonoursTheIdempotencyKey(t *testing.T) {
+	testRefundHonoursTheIdempotencyKey(t, memoryEffects{support.NewMemoryOrders(support.DemoOrders()...)})
+}

@@ -62,12 +62,16 @@ func (r *RedisOrders) Get(ctx context.Context, orderID string) (Order, error) {
 	return o, nil
 }
 
-// KEYS: refunded hash, refunds list. ARGV: order id, amount, total, record.
+// KEYS: refunded hash, refunds list, booked idempotency keys (hash). ARGV:
+// order id, amount, total, record, idempotency key ("" for none). Returns
+// 1 booked, 0 too large, 2 booked before under the same key.
 var refundScript = redis.NewScript(`
+if ARGV[5] ~= '' and redis.call('HEXISTS', KEYS[3], ARGV[5]) == 1 then return 2 end
 local done = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
 if done + tonumber(ARGV[2]) > tonumber(ARGV[3]) then return 0 end
 redis.call('HINCRBY', KEYS[1], ARGV[1], ARGV[2])
 redis.call('RPUSH', KEYS[2], ARGV[4])
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[5], '1') end
 return 1
 `)
 
@@ -83,7 +87,8 @@ func (r *RedisOrders) Refund(ctx context.Context, rf Refund) error {
 	if err != nil {
 		return err
 	}
-	okN, err := refundScript.Run(ctx, r.c, []string{r.refundedKey(), r.RefundsListKey()}, rf.OrderID, rf.AmountCents, o.TotalCents, rec).Int()
+	okN, err := refundScript.Run(ctx, r.c, []string{r.refundedKey(), r.RefundsListKey(), r.prefix + "demo:refund_keys"},
+		rf.OrderID, rf.AmountCents, o.TotalCents, rec, rf.IdempotencyKey).Int()
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}

@@ -14,6 +14,11 @@ func TestRedisOrdersRefundIsAnAtomicEffect(t *testing.T) {
 	testRefundIsAnAtomicEffect(t, support.NewRedisOrders(c, prefix))
 }
 
+func TestRedisOrdersRefundHonoursTheIdempotencyKey(t *testing.T) {
+	c, prefix := redistest.Client(t)
+	testRefundHonoursTheIdempotencyKey(t, support.NewRedisOrders(c, prefix))
+}
+
 func TestRedisOrdersDownIsUnavailable(t *testing.T) {
 	down := support.NewRedisOrders(closedClient(t), "x:")
 	if err := down.Refund(context.Background(), support.Refund{OrderID: "A-1042", AmountCents: 1}); !errors.Is(err, support.ErrUnavailable) {

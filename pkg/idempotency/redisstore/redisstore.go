@@ -119,8 +119,10 @@ func storeErr(op string, err error) error {
 // completion, or a renewal, which extends the index itself) + Retention (a
 // Complete with a longer retention extends the index itself). So only a
 // lease longer than IndexSlack can outgrow an index a concurrent claim
-// created.
-func needsSecondExtend(lease time.Duration) bool { return lease > IndexSlack }
+// created. Half of IndexSlack is the threshold, not all of it: the TTLs
+// are whole seconds (go-redis's EXPIRE), and the other claim may have run a
+// little earlier; half an hour of margin covers both.
+func needsSecondExtend(lease time.Duration) bool { return lease > IndexSlack/2 }
 
 // millis rounds d up to whole milliseconds, at least 1.
 func millis(d time.Duration) int64 {
@@ -178,7 +180,7 @@ func (s *Store) Claim(ctx context.Context, req idempotency.ClaimRequest) (idempo
 	// EXPIRE NX gives a new index its TTL; in this order the index cannot
 	// run out between them. A concurrent claim's EXPIRE NX may give a new
 	// index its TTL first, computed from its own lease; that still covers
-	// this record unless this lease exceeds IndexSlack (see
+	// this record unless this lease exceeds half of IndexSlack (see
 	// needsSecondExtend), and then EXPIRE GT runs once more (review
 	// finding). Then SET NX GET claims the record or returns the one there:
 	// that single command is the atomic claim. The index commands are

@@ -33,7 +33,7 @@ import "github.com/redis/go-redis/v9"
 //     live at least Store.indexTTL (Config.Retention + lease + LeaseMargin +
 //     IndexSlack: EXPIRE GT extends a shorter TTL, EXPIRE NX gives one to an
 //     index the SADD between them created; a claim with a lease longer
-//     than IndexSlack extends it once more, since a concurrent claim's
+//     than half of IndexSlack extends it once more, since a concurrent claim's
 //     EXPIRE NX may have set it from a shorter lease: needsSecondExtend)
 //     and adds the key. Every renewal
 //     does the same for its new lease (in its script).
