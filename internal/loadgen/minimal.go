@@ -94,7 +94,7 @@ func (c *minimalConsumer) handle(ctx context.Context, m jetstream.Msg) error {
 				return err // claimed before: the effect happened, skip it
 			}
 			result := `{"status":"ok","order_id":"` + order + `","refunded_cents":` + strconv.Itoa(amount) + `}`
-			switch err := c.store.refund(ctx, req.InvocationID, order, amount); {
+			switch err := c.store.refund(ctx, req.InvocationID, order, amount, key); {
 			case errors.Is(err, support.ErrAmountTooLarge):
 				// Orders shared by more than 100 in flight: the tool answers
 				// an error map, as the fleet's does.

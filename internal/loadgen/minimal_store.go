@@ -26,10 +26,11 @@ type minimalStore interface {
 	// claim takes the idempotency key (SET NX); false: already claimed.
 	claim(ctx context.Context, key, owner string) (bool, error)
 	// refund is the effect: the refund of amount cents of order by
-	// invocation (on Redis the demo orders' own booking, as the fleet's
-	// refund_order tool does it; support.ErrAmountTooLarge when the order
-	// has no refundable amount left).
-	refund(ctx context.Context, invocation, order string, amount int) error
+	// invocation under the idempotency key (on Redis the demo orders' own
+	// booking, as the fleet's refund_order tool does it, key included;
+	// support.ErrAmountTooLarge when the order has no refundable amount
+	// left).
+	refund(ctx context.Context, invocation, order string, amount int, key string) error
 	// complete stores the tool result under the key (SET).
 	complete(ctx context.Context, key string, result []byte) error
 	// refunds returns every refund record.
@@ -63,8 +64,8 @@ func (s *redisMinimal) claim(ctx context.Context, key, owner string) (bool, erro
 	return s.rdb.SetNX(ctx, s.prefix+"idem:"+key, owner, 30*time.Second).Result()
 }
 
-func (s *redisMinimal) refund(ctx context.Context, invocation, order string, amount int) error {
-	return s.orders.Refund(ctx, support.Refund{InvocationID: invocation, OrderID: order, AmountCents: amount})
+func (s *redisMinimal) refund(ctx context.Context, invocation, order string, amount int, key string) error {
+	return s.orders.Refund(ctx, support.Refund{InvocationID: invocation, OrderID: order, AmountCents: amount, IdempotencyKey: key})
 }
 
 func (s *redisMinimal) complete(ctx context.Context, key string, result []byte) error {
@@ -128,7 +129,7 @@ func (s *kvMinimal) claim(ctx context.Context, key, owner string) (bool, error) 
 	return err == nil, err
 }
 
-func (s *kvMinimal) refund(ctx context.Context, invocation, order string, amount int) error {
+func (s *kvMinimal) refund(ctx context.Context, invocation, order string, amount int, _ string) error {
 	rec, err := json.Marshal(map[string]any{"invocation_id": invocation, "order_id": order, "amount_cents": amount})
 	if err != nil {
 		return err
