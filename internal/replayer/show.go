@@ -37,6 +37,7 @@ type ShownEffect struct {
 	State       idempotency.State `json:"state"`                 // State is the record's state.
 	Attempts    int               `json:"attempts"`              // Attempts is the record's attempt count.
 	CompletedAt time.Time         `json:"completed_at,omitzero"` // CompletedAt is when the effect completed.
+	LeaseUntil  time.Time         `json:"lease_until,omitzero"`  // LeaseUntil is when an in-progress claim's lease ends.
 	Key         string            `json:"key"`                   // Key is the idempotency key.
 	Result      json.RawMessage   `json:"result,omitempty"`      // Result is the recorded tool result.
 }
@@ -146,13 +147,30 @@ func Show(ctx context.Context, f *Fleet, id string) (*Shown, error) {
 		sh.Problems = append(sh.Problems, "tool effects: "+err.Error())
 	}
 	for _, r := range effects {
-		sh.Effects = append(sh.Effects, ShownEffect{Tool: r.Tool, State: r.State, Attempts: r.Attempts,
-			CompletedAt: r.CompletedAt, Key: r.Key, Result: r.Result})
+		se := ShownEffect{Tool: r.Tool, State: r.State, Attempts: r.Attempts,
+			CompletedAt: r.CompletedAt, Key: r.Key, Result: r.Result}
+		if r.State == idempotency.StateInProgress {
+			se.LeaseUntil = r.LeaseUntil
+		}
+		sh.Effects = append(sh.Effects, se)
 	}
 	if len(sh.Entries) == 0 && len(sh.Parked) == 0 && sh.Record == nil && len(sh.Events) == 0 && len(sh.Effects) == 0 {
 		return nil, fmt.Errorf("%s: no DLQ or parked entry, invocation record, session event or tool effect: %w", id, ErrNotFound)
 	}
 	return sh, nil
+}
+
+// inProgressNote tells on-call what an in-progress effect means: its
+// worker may be running it, or may have died during the call, so the
+// effect may or may not have happened downstream.
+func inProgressNote(e ShownEffect, now time.Time) string {
+	lease := "its lease has ended"
+	if e.LeaseUntil.After(now) {
+		lease = "its lease ends in " + e.LeaseUntil.Sub(now).Round(time.Second).String()
+	}
+	return "IN PROGRESS: " + lease + "; the call may or may not have reached the downstream service. " +
+		"A replay waits for the lease, then runs the tool again with the same idempotency key " + e.Key +
+		", which the downstream service must deduplicate; check it there first if it cannot."
 }
 
 // sessionFromEntries reads the session key from an entry's request.
@@ -255,7 +273,7 @@ func (sh *Shown) Write(w io.Writer, now time.Time) {
 	}
 	fmt.Fprintln(w)
 	for _, e := range sh.Effects {
-		note := "in progress"
+		note := inProgressNote(e, now)
 		if e.State == idempotency.StateCompleted {
 			note = "ALREADY DONE at " + e.CompletedAt.UTC().Format(time.RFC3339) + "; a replay reuses the stored result and does not run it again"
 		}
