@@ -22,7 +22,7 @@ fmt: ## gofmt -w every Go file
 	gofmt -w $$(git ls-files '*.go')
 
 bench: ## Load benchmark (SIMULATED provider) vs bare JetStream and a minimal consumer, on local NATS + Redis; then the Go benchmarks
-	$(GO) run ./cmd/loadgen --n 2000 --workers 2 --concurrency 16 --out bench.json
+	$(GO) run ./cmd/loadgen --n 3000 --workers 2 --concurrency 16 --rounds 5 --out bench.json
 	$(GO) run ./cmd/loadgen --latency 200ms --inflight 4000 --out bench-inflight.json
 	$(MAKE) bench-go
 
