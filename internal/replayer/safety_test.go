@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/agentfleet/agentfleet/pkg/dlq"
 )
 
@@ -41,7 +43,15 @@ func TestDryRunChangesNothing(t *testing.T) {
 	x.putBad(ctx)
 	before := x.streamState(x.sc.DLQStream)
 	cons, _ := x.js.Consumer(ctx, x.sc.DLQStream, x.sc.ReplayerConsumer)
-	ci, _ := cons.Info(ctx)
+	// The server counts a consumer's pending messages a moment after the
+	// publish returned: wait until it has counted all of them, or the
+	// comparison below sees that update instead of a change (a CI flake:
+	// NumPending 9 -> 10).
+	var ci *jetstream.ConsumerInfo
+	eventually(t, "the consumer counts every seeded entry", 5*time.Second, func() bool {
+		ci, _ = cons.Info(ctx)
+		return ci != nil && ci.NumPending == before.Msgs
+	})
 
 	out := x.run(ctx, nil, "replay", "--dry-run").must(t, ExitOK, "dry run")
 	for _, id := range ids {
