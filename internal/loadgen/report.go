@@ -174,10 +174,7 @@ func (r *Report) Print(out io.Writer) {
 // one round, makes their medians the framework/minimal ratios.
 func (r *Report) roundRatios() {
 	for k := 1; ; k++ {
-		mName, fName := "minimal", "framework"
-		if k > 1 {
-			mName, fName = fmt.Sprintf("minimal_r%d", k), fmt.Sprintf("framework_r%d", k)
-		}
+		mName, fName := roundNames(k)
 		mp, fp := r.phase(mName), r.phase(fName)
 		if mp == nil || fp == nil {
 			break

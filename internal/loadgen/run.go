@@ -28,27 +28,20 @@ func Run(ctx context.Context, cfg Config, out, logOut io.Writer) (rep *Report, e
 	}()
 	rep = newReport(cfg, e)
 	fmt.Fprintf(out, "agentfleet loadgen: %s; run %s; %d invocations per phase\n", rep.Provider, e.run, cfg.N)
-	type phaseFn func(context.Context, *env, Config) (*Phase, error)
-	phases := []struct {
+	type phase struct {
 		name string
-		fn   phaseFn
-	}{{"bare", runBare}}
+		fn   func(context.Context, *env, Config) (*Phase, error)
+	}
+	phases := []phase{{"bare", runBare}}
 	for r := 1; r <= cfg.Rounds; r++ {
-		mName, fName, rcfg := "minimal", "framework", cfg
+		mName, fName := roundNames(r)
+		rcfg := cfg
 		if r > 1 {
-			suffix := fmt.Sprintf("_r%d", r)
-			mName, fName = mName+suffix, fName+suffix
 			rcfg.CPUProfile, rcfg.MemProfile = "", "" // profiles: the first round's
 		}
 		phases = append(phases,
-			struct {
-				name string
-				fn   phaseFn
-			}{mName, func(ctx context.Context, e *env, _ Config) (*Phase, error) { return runMinimal(ctx, e, rcfg, mName) }},
-			struct {
-				name string
-				fn   phaseFn
-			}{fName, func(ctx context.Context, e *env, _ Config) (*Phase, error) {
+			phase{mName, func(ctx context.Context, e *env, _ Config) (*Phase, error) { return runMinimal(ctx, e, rcfg, mName) }},
+			phase{fName, func(ctx context.Context, e *env, _ Config) (*Phase, error) {
 				return runFramework(ctx, e, rcfg, logOut, fName)
 			}})
 	}
@@ -82,4 +75,14 @@ func Run(ctx context.Context, cfg Config, out, logOut io.Writer) (rep *Report, e
 		}
 	}
 	return rep, errors.Join(errs...)
+}
+
+// roundNames returns the names of round r's minimal and framework phases:
+// "minimal" and "framework" for the first, "minimal_r2" and "framework_r2"
+// for the second, and so on.
+func roundNames(r int) (minimal, framework string) {
+	if r == 1 {
+		return "minimal", "framework"
+	}
+	return fmt.Sprintf("minimal_r%d", r), fmt.Sprintf("framework_r%d", r)
 }

@@ -149,7 +149,12 @@ func (s *Service) AppendEvents(ctx context.Context, key session.Key, evs []*sess
 		set = append(set, k, string(b))
 	}
 	ks := s.cfg.sessionKeys(key)
-	write := func(p redis.Pipeliner) error {
+	// Always MULTI/EXEC, also for events alone: go-redis retries a plain
+	// pipeline whose reply was lost (a read timeout, a reset connection),
+	// which would push the events a second time; it never retries a
+	// transaction, so an append is sent once and a lost reply is the
+	// caller's error (review finding).
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.HSetNX(ctx, ks.meta, "created_at", evs[0].Timestamp.UTC().Format(time.RFC3339Nano))
 		p.RPush(ctx, ks.events, data...)
 		if len(set) > 0 {
@@ -160,13 +165,7 @@ func (s *Service) AppendEvents(ctx context.Context, key session.Key, evs []*sess
 		}
 		s.touch(ctx, p, ks)
 		return nil
-	}
-	// Always MULTI/EXEC, also for events alone: go-redis retries a plain
-	// pipeline whose reply was lost (a read timeout, a reset connection),
-	// which would push the events a second time; it never retries a
-	// transaction, so an append is sent once and a lost reply is the
-	// caller's error (review finding).
-	_, err := s.rdb.TxPipelined(ctx, write)
+	})
 	if err != nil {
 		return fmt.Errorf("redissession: append %d event(s) from %s to %v: %w", len(evs), evs[0].ID, key, err)
 	}
