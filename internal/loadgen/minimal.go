@@ -24,8 +24,8 @@ import (
 // Redis; minimalKVDescription on NATS KV (--embedded), where the refund is
 // a plain put, without the amount check the fleet's NATS KV orders make.
 const (
-	minimalDescription   = "hand-written: 6 session appends (RPUSH), get_order read, claim (SET NX), the refund (the demo orders' booking, as the fleet's tool), completion (SET), result publish (PubAck), ack"
-	minimalKVDescription = "hand-written on NATS KV: 6 session appends, get_order read, claim (create), refund record (a put, no amount check: cheaper than the fleet's booking), completion (put), result publish (PubAck), ack"
+	minimalDescription   = "hand-written: 6 session events in 3 appends (RPUSH; each model response with what came before it, as the fleet), get_order read, claim (SET NX), the refund (the demo orders' booking, as the fleet's tool), completion (SET), result publish (PubAck), ack"
+	minimalKVDescription = "hand-written on NATS KV: 6 session events (a put each, as the fleet's NATS KV sessions), get_order read, claim (create), refund record (a put, no amount check: cheaper than the fleet's booking), completion (put), result publish (PubAck), ack"
 )
 
 // minimalEvent is a session event of the minimal consumer, about the size
@@ -59,12 +59,21 @@ func (c *minimalConsumer) handle(ctx context.Context, m jetstream.Msg) error {
 	sess := req.UserID + ":" + req.SessionID
 	order := orderOf(req.Message.Text())
 	amount := refundable[order] // the whole amount, as the simulated model asks
-	add := func(author string, content map[string]any) error {
+	// event encodes one session event; add stores events in one append
+	// (or reports the first encoding error).
+	var encErr error
+	event := func(author string, content map[string]any) []byte {
 		b, err := json.Marshal(minimalEvent{InvocationID: req.InvocationID, Author: author, Timestamp: time.Now(), Content: content})
-		if err != nil {
-			return err
+		if err != nil && encErr == nil {
+			encErr = err
 		}
-		return c.store.appendEvent(ctx, sess, b)
+		return b
+	}
+	add := func(evs ...[]byte) error {
+		if encErr != nil {
+			return encErr
+		}
+		return c.store.appendEvents(ctx, sess, evs...)
 	}
 	model := func() { sleepCtx(ctx, c.latency) }
 	call := func(name string, args map[string]any) map[string]any {
@@ -73,22 +82,26 @@ func (c *minimalConsumer) handle(ctx context.Context, m jetstream.Msg) error {
 	answer := func(name string, resp map[string]any) map[string]any {
 		return map[string]any{"role": "user", "parts": []any{map[string]any{"function_response": map[string]any{"name": name, "response": resp}}}}
 	}
+	// The appends follow the fleet's rule: each model response is stored
+	// before its tools run, together with the events before it (the user
+	// message, the last tool step's responses).
+	user := event("user", map[string]any{"role": "user", "parts": []any{map[string]any{"text": req.Message.Text()}}})
+	var refundResp []byte
 	steps := []func() error{
 		func() error {
-			return add("user", map[string]any{"role": "user", "parts": []any{map[string]any{"text": req.Message.Text()}}})
+			model()
+			return add(user, event("support", call("get_order", map[string]any{"order_id": order})))
 		},
-		func() error { model(); return add("support", call("get_order", map[string]any{"order_id": order})) },
 		func() error { return c.store.refundedCents(ctx, order) },
 		func() error {
-			return add("support", answer("get_order", map[string]any{"status": "ok", "amount_cents": amount}))
-		},
-		func() error {
+			resp := event("support", answer("get_order", map[string]any{"status": "ok", "amount_cents": amount}))
 			model()
-			return add("support", call("refund_order", map[string]any{"order_id": order, "amount_cents": amount, "reason": "customer request"}))
+			return add(resp, event("support", call("refund_order", map[string]any{"order_id": order, "amount_cents": amount, "reason": "customer request"})))
 		},
 		func() error {
 			sum := sha256.Sum256([]byte(req.InvocationID + "\x00refund_order\x00" + order + "\x00" + strconv.Itoa(amount)))
 			key := "support:refund_order:" + hex.EncodeToString(sum[:])
+			refundResp = event("support", answer("refund_order", map[string]any{"status": "ok", "refunded_cents": amount}))
 			ok, err := c.store.claim(ctx, key, c.name)
 			if err != nil || !ok {
 				return err // claimed before: the effect happened, skip it
@@ -105,11 +118,8 @@ func (c *minimalConsumer) handle(ctx context.Context, m jetstream.Msg) error {
 			return c.store.complete(ctx, key, []byte(result))
 		},
 		func() error {
-			return add("support", answer("refund_order", map[string]any{"status": "ok", "refunded_cents": amount}))
-		},
-		func() error {
 			model()
-			return add("support", map[string]any{"role": "model", "parts": []any{map[string]any{"text": "Refunded " + strconv.Itoa(amount) + " cents for order " + order + "."}}})
+			return add(refundResp, event("support", map[string]any{"role": "model", "parts": []any{map[string]any{"text": "Refunded " + strconv.Itoa(amount) + " cents for order " + order + "."}}}))
 		},
 	}
 	for _, s := range steps {

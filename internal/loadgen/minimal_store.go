@@ -19,8 +19,10 @@ import (
 // minimalStore is the only state the minimal consumer touches, one round
 // trip per call.
 type minimalStore interface {
-	// appendEvent adds one session event (RPUSH).
-	appendEvent(ctx context.Context, session string, ev []byte) error
+	// appendEvents adds session events in order (one RPUSH on Redis; a
+	// put each on NATS KV, as the fleet's NATS KV sessions, which have no
+	// batches).
+	appendEvents(ctx context.Context, session string, evs ...[]byte) error
 	// refundedCents is get_order's read.
 	refundedCents(ctx context.Context, order string) error
 	// claim takes the idempotency key (SET NX); false: already claimed.
@@ -51,8 +53,12 @@ func newRedisMinimal(rdb *redis.Client, prefix string) *redisMinimal {
 	return &redisMinimal{rdb: rdb, prefix: prefix, orders: support.NewRedisOrders(rdb, prefix)}
 }
 
-func (s *redisMinimal) appendEvent(ctx context.Context, session string, ev []byte) error {
-	return s.rdb.RPush(ctx, s.prefix+"sess:{"+session+"}:events", ev).Err()
+func (s *redisMinimal) appendEvents(ctx context.Context, session string, evs ...[]byte) error {
+	vals := make([]any, len(evs))
+	for i, ev := range evs {
+		vals[i] = ev
+	}
+	return s.rdb.RPush(ctx, s.prefix+"sess:{"+session+"}:events", vals...).Err()
 }
 
 func (s *redisMinimal) refundedCents(ctx context.Context, order string) error {
@@ -108,9 +114,13 @@ func kvToken(s string) string {
 	}, s)
 }
 
-func (s *kvMinimal) appendEvent(ctx context.Context, session string, ev []byte) error {
-	_, err := s.kv.Put(ctx, "sess."+kvToken(session)+"."+strconv.FormatUint(s.seq.Add(1), 10), ev)
-	return err
+func (s *kvMinimal) appendEvents(ctx context.Context, session string, evs ...[]byte) error {
+	for _, ev := range evs {
+		if _, err := s.kv.Put(ctx, "sess."+kvToken(session)+"."+strconv.FormatUint(s.seq.Add(1), 10), ev); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *kvMinimal) refundedCents(ctx context.Context, order string) error {

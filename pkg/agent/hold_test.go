@@ -92,22 +92,202 @@ func withWriteLog(f *fixture) *writeLog {
 }
 
 // The user message is stored in one write with the first model response
-// (the request still carries it until then); every later event is a write
-// of its own, so a model response asking for a tool is durable before the
-// tool runs.
-func TestUserMessageGoesWithTheFirstModelResponse(t *testing.T) {
+// (the request still carries it until then), and a tool step's function
+// responses in one write with the next model response; a model response
+// asking for a tool is stored before the tool runs.
+func TestHeldEventsGoWithTheNextModelResponse(t *testing.T) {
 	f := newFixture(t, agenttest.Reply(getOrder("A-1042")), agenttest.Reply(agenttest.Text("It shipped.")))
 	w := withWriteLog(f)
+	stored := storedAtRun(t, f)
 	if _, err := f.run(t, "inv-1", "Where is A-1042?"); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := w.log(), "[[user support] [support] [support]]"; got != want {
+	if got, want := w.log(), "[[user support] [support support]]"; got != want {
 		t.Fatalf("writes = %s, want %s", got, want)
+	}
+	if got, want := *stored, "[user:Where is A-1042? support:]"; got != want {
+		t.Fatalf("session when the tool ran = %s, want %s (the call stored first)", got, want)
 	}
 	s := f.session(t)
 	if len(s.Events) != 4 || s.Events[0].Author != session.AuthorUser || s.Events[0].Timestamp.After(s.Events[1].Timestamp) {
 		t.Fatalf("session = %d events, first %+v", len(s.Events), s.Events[0])
 	}
+	if len(s.Events[2].FunctionResponses()) != 1 || s.Events[2].Timestamp.After(s.Events[3].Timestamp) {
+		t.Fatalf("third event = %+v, want the function response, stamped before the answer", s.Events[2])
+	}
+}
+
+// storedAtRun replaces get_order with a tool that notes what the session
+// holds when it runs (see authors) and then answers like get_order.
+func storedAtRun(t *testing.T, f *fixture) *string {
+	t.Helper()
+	var seen string
+	orig := f.agent.Tools[0]
+	f.agent.Tools[0] = failingTool{name: orig.Name(), run: func(ctx context.Context, args map[string]any) (map[string]any, error) {
+		seen = authors(f.session(t))
+		return orig.Run(ctx, args)
+	}}
+	return &seen
+}
+
+// A caller that asks for streaming sees each function response before the
+// next model call's output, so it is stored (and yielded) on its own.
+func TestStreamingStoresFunctionResponsesAtOnce(t *testing.T) {
+	f := newFixture(t, agenttest.Reply(getOrder("A-1042")), agenttest.Reply(agenttest.Partial("It "), agenttest.Text("It shipped.")))
+	w := withWriteLog(f)
+	var kinds []string
+	for ev, err := range f.runner.Run(context.Background(), agent.RunRequest{
+		InvocationID: "inv-1", UserID: "u1", SessionID: "s1", Stream: true,
+		Message: agenttest.Text("Where is A-1042?").Content,
+	}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds = append(kinds, eventKind(ev))
+	}
+	if got, want := w.log(), "[[user support] [support] [support]]"; got != want {
+		t.Fatalf("writes = %s, want %s", got, want)
+	}
+	if got, want := fmt.Sprint(kinds), "[call response partial answer]"; got != want {
+		t.Fatalf("yields = %s, want %s", got, want)
+	}
+}
+
+func eventKind(ev *session.Event) string {
+	switch {
+	case ev.Author == session.AuthorUser:
+		return "user"
+	case ev.Partial:
+		return "partial"
+	case len(ev.FunctionCalls()) > 0:
+		return "call"
+	case len(ev.FunctionResponses()) > 0:
+		return "response"
+	}
+	return "answer"
+}
+
+// Held function responses are yielded in order, after the write that
+// stored them and before the model response stored with them; each yielded
+// event is in the store when the caller sees it.
+func TestHeldResponsesAreYieldedOnceStored(t *testing.T) {
+	f := newFixture(t, agenttest.Reply(getOrder("A-1042")), agenttest.Reply(agenttest.Text("It shipped.")))
+	var kinds []string
+	for ev, err := range f.runner.Run(context.Background(), agent.RunRequest{
+		InvocationID: "inv-1", UserID: "u1", SessionID: "s1",
+		Message: agenttest.Text("Where is A-1042?").Content,
+	}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds = append(kinds, eventKind(ev))
+		s := f.session(t)
+		if last := s.Events[len(s.Events)-1]; last.ID != ev.ID && !containsID(s, ev.ID) {
+			t.Fatalf("%s event %s yielded before it was stored", eventKind(ev), ev.ID)
+		}
+	}
+	if got, want := fmt.Sprint(kinds), "[call response answer]"; got != want {
+		t.Fatalf("yields = %s, want %s", got, want)
+	}
+}
+
+func containsID(s *session.Session, id string) bool {
+	for _, e := range s.Events {
+		if e.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// When the model fails after a tool ran, the held function response is
+// still stored (by the flush) and yielded before the error: what the tools
+// did is in the session for the resume, which runs nothing again.
+func TestHeldResponseStoredWhenTheNextModelCallFails(t *testing.T) {
+	f := newFixture(t, agenttest.Reply(getOrder("A-1042")), agenttest.Fail(errors.New("bad request")), agenttest.Reply(agenttest.Text("It shipped.")))
+	w := withWriteLog(f)
+	runs := 0
+	orig := f.agent.Tools[0]
+	f.agent.Tools[0] = failingTool{name: orig.Name(), run: func(ctx context.Context, args map[string]any) (map[string]any, error) {
+		runs++
+		return orig.Run(ctx, args)
+	}}
+	events, err := f.run(t, "inv-1", "Where is A-1042?")
+	var me *agent.ModelError
+	if !errors.As(err, &me) {
+		t.Fatalf("error = %v, want the *ModelError", err)
+	}
+	if len(events) != 2 || eventKind(events[1]) != "response" {
+		t.Fatalf("yielded %d events before the error, want the call and the response", len(events))
+	}
+	if got, want := w.log(), "[[user support] [support]]"; got != want {
+		t.Fatalf("writes = %s, want %s", got, want)
+	}
+	if _, err := f.run(t, "inv-1", "Where is A-1042?"); err != nil {
+		t.Fatal(err)
+	}
+	if runs != 1 {
+		t.Fatalf("get_order ran %d times, want once (its stored response reused)", runs)
+	}
+}
+
+// A crash (here: the write of the function response with the next model
+// response fails, as if the worker died before it) leaves the call without
+// a response; the redelivery runs the tool again and the session ends in
+// order. An effectful tool is safe here through its idempotency key
+// (pkg/idempotency), whose stored result the second run returns.
+func TestResumeRunsAToolWhoseHeldResponseWasLost(t *testing.T) {
+	f := newFixture(t, agenttest.Reply(getOrder("A-1042")), agenttest.Reply(agenttest.Text("It shipped.")), agenttest.Reply(agenttest.Text("It shipped!")))
+	w := withWriteLog(f)
+	runs := 0
+	orig := f.agent.Tools[0]
+	f.agent.Tools[0] = failingTool{name: orig.Name(), run: func(ctx context.Context, args map[string]any) (map[string]any, error) {
+		runs++
+		return orig.Run(ctx, args)
+	}}
+	first := true
+	f.runner.Sessions = &failNth{Service: w, n: 2, fail: &first}
+	var se *agent.SessionError
+	if _, err := f.run(t, "inv-1", "Where is A-1042?"); !errors.As(err, &se) {
+		t.Fatalf("error = %v, want a *SessionError", err)
+	}
+	if got := authors(f.session(t)); got != "[user:Where is A-1042? support:]" {
+		t.Fatalf("session after the failed write = %s", got)
+	}
+	if _, err := f.run(t, "inv-1", "Where is A-1042?"); err != nil {
+		t.Fatal(err)
+	}
+	if runs != 2 {
+		t.Fatalf("get_order ran %d times, want twice (its response was never stored)", runs)
+	}
+	s := f.session(t)
+	var kinds []string
+	for _, e := range s.Events {
+		kinds = append(kinds, eventKind(e))
+	}
+	if got, want := fmt.Sprint(kinds), "[user call response answer]"; got != want {
+		t.Fatalf("session = %s, want %s (the user message, then the turn in order)", got, want)
+	}
+}
+
+// failNth fails the n-th write, once (fail is cleared).
+type failNth struct {
+	session.Service
+	n, seen int
+	fail    *bool
+}
+
+func (f *failNth) AppendEvent(ctx context.Context, key session.Key, ev *session.Event) error {
+	return f.AppendEvents(ctx, key, []*session.Event{ev})
+}
+
+func (f *failNth) AppendEvents(ctx context.Context, key session.Key, evs []*session.Event) error {
+	f.seen++
+	if *f.fail && f.seen == f.n {
+		*f.fail = false
+		return errors.New("store down")
+	}
+	return session.AppendEvents(ctx, f.Service, key, evs)
 }
 
 // When the invocation ends before any model response is stored (the model

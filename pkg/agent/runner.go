@@ -63,7 +63,12 @@ type RunRequest struct {
 
 // Run runs (or resumes) one invocation and yields its events as they happen:
 // partial streaming events (not stored) and stored events, each appended to
-// the session before it is yielded. The sequence ends after the final
+// the session before it is yielded. A model response is stored before the
+// tools it asks for run. The user message, and unless req.Stream a tool
+// step's function responses, are stored in one write with the next model
+// response (or at the end, also when the invocation fails): a crash before
+// that write resumes by running those tools again, which an effectful tool
+// makes harmless with its idempotency key (pkg/idempotency). The sequence ends after the final
 // response, or with one non-nil error that ends the invocation (a
 // *ModelError, *ToolError, *CallbackError, *SessionError, a
 // *model.CallBudgetError, ErrStopped or the context's error). Breaking out of
@@ -155,8 +160,13 @@ type invocation struct {
 	history   []*session.Event // whole session, including this invocation
 	resumed   bool
 	// pending are events applied in memory but not stored yet: the user
-	// message waits for the first model response (one write for both).
-	pending   []*session.Event
+	// message waits for the first model response (one write for both), and
+	// so does a tool step's function-response event for the next model
+	// response (see runTools).
+	pending []*session.Event
+	// unyielded are the pending events to yield once they are stored (the
+	// held function responses; the user message is never yielded).
+	unyielded []*session.Event
 	validator *tool.Validator
 	log       zerolog.Logger
 }
@@ -227,6 +237,7 @@ func (inv *invocation) append(ctx context.Context, e *session.Event) error {
 	evs := append(inv.pending, e)
 	inv.pending = nil
 	if err := session.AppendEvents(ctx, inv.r.Sessions, inv.key, evs); err != nil {
+		inv.unyielded = nil
 		return &SessionError{Op: "append", Err: err}
 	}
 	inv.history = append(inv.history, e)
@@ -237,8 +248,8 @@ func (inv *invocation) append(ctx context.Context, e *session.Event) error {
 
 // hold records e like append but stores it with the next append (or the
 // flush at the end): the user message, which the request still carries if
-// the worker dies before that write, so nothing is lost by waiting. It is
-// stamped now, so it keeps its place in time.
+// the worker dies before that write, and a tool step's function responses
+// (see runTools). It is stamped now, so it keeps its place in time.
 func (inv *invocation) hold(e *session.Event) {
 	e.InvocationID = inv.req.InvocationID
 	inv.cc.takeActions(&e.Actions)
@@ -249,22 +260,46 @@ func (inv *invocation) hold(e *session.Event) {
 	inv.cc.applyDelta(e.Actions.StateDelta)
 }
 
+// yieldStored yields the held events the last write stored, in order.
+func (inv *invocation) yieldStored(yield func(*session.Event, error) bool) error {
+	evs := inv.unyielded
+	inv.unyielded = nil
+	for _, e := range evs {
+		if !yield(e, nil) {
+			return errYieldStopped
+		}
+	}
+	return nil
+}
+
 // flush stores held events that no append took along (the invocation ended
-// before its first model response was stored); like append, it tries once.
-func (inv *invocation) flush(ctx context.Context) error {
+// before a model response stored them); like append, it tries once. The
+// events it stored are yielded unless the caller has stopped iterating
+// (stopped).
+func (inv *invocation) flush(ctx context.Context, yield func(*session.Event, error) bool, stopped bool) error {
 	if len(inv.pending) == 0 {
 		return nil
 	}
 	evs := inv.pending
 	inv.pending = nil
 	if err := session.AppendEvents(ctx, inv.r.Sessions, inv.key, evs); err != nil {
+		inv.unyielded = nil
 		return &SessionError{Op: "append", Err: err}
 	}
-	return nil
+	if stopped {
+		inv.unyielded = nil
+		return nil
+	}
+	return inv.yieldStored(yield)
 }
 
+// emit stores e (and what is held), then yields the held events it stored
+// and e.
 func (inv *invocation) emit(ctx context.Context, e *session.Event, yield func(*session.Event, error) bool) error {
 	if err := inv.append(ctx, e); err != nil {
+		return err
+	}
+	if err := inv.yieldStored(yield); err != nil {
 		return err
 	}
 	if !yield(e, nil) {
@@ -273,24 +308,32 @@ func (inv *invocation) emit(ctx context.Context, e *session.Event, yield func(*s
 	return nil
 }
 
-// loop runs the invocation, then stores what it still holds. A failed
-// flush wins over the run's own error (the user message is not stored: an
-// infrastructure failure, so the message goes back), except when the
+// loop runs the invocation, then stores (and yields) what it still holds. A
+// failed flush wins over the run's own error (what it held is not stored:
+// an infrastructure failure, so the message goes back), except when the
 // caller stopped iterating: then nothing more may be yielded, and the
-// failure is only logged.
+// failure is only logged. A caller that stops iterating during the flush's
+// yields stops the invocation like any other break.
 func (inv *invocation) loop(ctx context.Context, yield func(*session.Event, error) bool) error {
 	err := inv.steps(ctx, yield)
-	if ferr := inv.flush(context.WithoutCancel(ctx)); ferr != nil {
-		if errors.Is(err, errYieldStopped) {
-			inv.log.Warn().Err(ferr).Msg("storing the user message failed after the caller stopped")
+	stopped := errors.Is(err, errYieldStopped)
+	ferr := inv.flush(context.WithoutCancel(ctx), yield, stopped)
+	switch {
+	case ferr == nil:
+		return err
+	case errors.Is(ferr, errYieldStopped):
+		if err != nil {
 			return err
 		}
-		if err != nil {
-			inv.log.Warn().Err(err).Msg("invocation failed, and storing its user message failed too")
-		}
 		return ferr
+	case stopped:
+		inv.log.Warn().Err(ferr).Msg("storing held events failed after the caller stopped")
+		return err
 	}
-	return err
+	if err != nil {
+		inv.log.Warn().Err(err).Msg("invocation failed, and storing its held events failed too")
+	}
+	return ferr
 }
 
 func (inv *invocation) steps(ctx context.Context, yield func(*session.Event, error) bool) error {

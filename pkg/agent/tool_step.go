@@ -71,8 +71,20 @@ func (inv *invocation) runTools(ctx context.Context, calls []*model.FunctionCall
 		}
 	}
 	if len(ev.Content.Parts) > 0 {
-		if err := inv.emit(ctx, ev, yield); err != nil {
-			return false, err
+		if inv.req.Stream {
+			if err := inv.emit(ctx, ev, yield); err != nil {
+				return false, err
+			}
+		} else {
+			// Stored with the next model response (or by the flush at the
+			// end), one write fewer per step: the model response that asked
+			// for these calls is stored already, so a crash before that
+			// write resumes by running them again, where an effectful
+			// tool's idempotency key returns its stored result. A
+			// streaming caller gets the event before the next model's
+			// output instead, so it is stored and yielded now.
+			inv.hold(ev)
+			inv.unyielded = append(inv.unyielded, ev)
 		}
 	}
 	if firstErr != nil {
