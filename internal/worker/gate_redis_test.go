@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -88,6 +89,14 @@ func TestWorkerOnTheRedisGate(t *testing.T) {
 	if with, alone := loads.withEnter.Load(), loads.alone.Load(); with != 1 || alone != 0 {
 		t.Fatalf("session reads: %d in the enter round trip, %d on their own; want 1 and 0", with, alone)
 	}
+	// The user message and the answer were stored with the completion
+	// record, in one round trip, and in order.
+	if with, alone := loads.appendFinish.Load(), loads.appendOnly.Load(); with != 1 || alone != 0 {
+		t.Fatalf("appends: %d with the finish script, %d on their own; want 1 and 0", with, alone)
+	}
+	if s, err := svc.Get(ctx, key); err != nil || authorsOf(s.InvocationEvents("inv-g1")) != "[user support]" {
+		t.Fatalf("inv-g1's events = %v, %v; want the user message, then the answer", s, err)
+	}
 
 	e.publish(request("inv-g2", "s1", "hi"), nil)
 	if res := e.await("inv-g2"); res.Status != envelope.StatusDeadLettered {
@@ -127,9 +136,13 @@ func TestWorkerOnTheRedisGate(t *testing.T) {
 	lockFree("after a duplicate")
 }
 
-// loadCounter counts the round trips that read a session's events: with
-// the enter script, or on their own.
-type loadCounter struct{ withEnter, alone atomic.Int32 }
+// loadCounter counts the round trips that read a session's events (with
+// the enter script, or on their own) and that append events (with the
+// finish script, or on their own).
+type loadCounter struct {
+	withEnter, alone         atomic.Int32
+	appendFinish, appendOnly atomic.Int32
+}
 
 func (*loadCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (*loadCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
@@ -137,11 +150,13 @@ func (*loadCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 }
 func (c *loadCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		var lrange, eval bool
+		var lrange, rpush, eval bool
 		for _, cmd := range cmds {
 			switch cmd.Name() {
 			case "lrange":
 				lrange = true
+			case "rpush":
+				rpush = true
 			case "evalsha":
 				eval = true
 			}
@@ -151,6 +166,10 @@ func (c *loadCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 			c.withEnter.Add(1)
 		case lrange:
 			c.alone.Add(1)
+		case rpush && eval:
+			c.appendFinish.Add(1)
+		case rpush:
+			c.appendOnly.Add(1)
 		}
 		return next(ctx, cmds)
 	}
@@ -188,4 +207,13 @@ func TestLockReleasedWhenEnterReplyIsLost(t *testing.T) {
 	if n := w.count("support", "nak_busy"); n != 0 {
 		t.Fatalf("%v busy Naks: the lock of the lost Enter was not released", n)
 	}
+}
+
+// authorsOf lists events' authors.
+func authorsOf(evs []*session.Event) string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = e.Author
+	}
+	return fmt.Sprint(out)
 }

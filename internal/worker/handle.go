@@ -44,6 +44,11 @@ type job struct {
 	owner    string
 	renewer  *session.Renewer
 	released bool
+	// unstored are the invocation's last events, left to the worker
+	// (agent.RunRequest.DeferFinalWrite) to store with its completion
+	// record, in sessions.
+	unstored []*session.Event
+	sessions session.Service
 }
 
 // handleSafely handles one message; a panic anywhere in it is logged and
@@ -218,6 +223,9 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		// the run limit still bounds how often it runs.
 		FreshBudget: j.replay > 0 && msg.Headers().Get(envelope.HeaderFreshBudget) == "true",
 		Session:     entry.Session,
+		// The final response is stored in the round trip that records
+		// the completion (record).
+		DeferFinalWrite: true,
 	})
 	w.deps.Metrics.inFlight(-1)
 	w.finish(ctx, j, runner, out, runErr)
@@ -229,9 +237,15 @@ func (w *Worker) finish(ctx context.Context, j *job, runner *agent.Runner, out *
 	var coolErr *cooldown.OpenError
 	switch {
 	case runErr == nil:
+		j.unstored, j.sessions = out.Unstored, runner.Sessions
 		if cls, degraded := degradedClass(out); degraded {
 			// The on-model-error callback answered honestly after the
-			// retries were spent; the work itself is still queued.
+			// retries were spent; the work itself is still queued. Its
+			// answer is stored before anything is published.
+			if err := w.storeUnstored(ctx, j); err != nil {
+				w.nakInfra(j, "invocation", err)
+				return
+			}
 			w.deadLetter(ctx, j, runner, out, cls, "model failed after retries ("+string(cls)+"); the user got a degraded answer", nil)
 			return
 		}

@@ -293,6 +293,11 @@ func (w *Worker) record(ctx context.Context, j *job, st session.InvocationStatus
 		Status: st, Result: payload, Error: reason,
 	}
 	if j.renewer == nil || st != session.InvocationCompleted {
+		// The events the runner left to us come first (a degraded answer
+		// that is dead-lettered: its final response).
+		if err := w.storeUnstored(ctx, j); err != nil {
+			return err
+		}
 		// A dead letter keeps the lock until its result is published: a
 		// replay that took the session at once could otherwise publish
 		// its newer result first, and this older one would end up last.
@@ -300,13 +305,31 @@ func (w *Worker) record(ctx context.Context, j *job, st session.InvocationStatus
 	}
 	// Completed is final: whoever takes the session next finds the record
 	// with its result, runs nothing and can only re-publish these same
-	// bytes. So the record and the lock's release go together (one round
-	// trip with redissession.Gate); the result publish and the ack that
-	// follow write nothing to the session.
+	// bytes. So the final events, the record and the lock's release go
+	// together (one round trip with redissession.Gate); the result publish
+	// and the ack that follow write nothing to the session. If the events
+	// could not be stored, nothing else was done: the redelivery resumes
+	// the invocation from what the session holds.
 	_ = j.renewer.Stop()
-	released, err := w.gate.Finish(ctx, rec, j.key, j.owner)
+	evs := j.unstored
+	j.unstored = nil
+	released, err := session.FinishWithEvents(ctx, w.gate, j.sessions, rec, j.key, j.owner, evs)
 	j.released = released
 	return err
+}
+
+// storeUnstored stores the events the runner left to the worker
+// (agent.RunRequest.DeferFinalWrite), once.
+func (w *Worker) storeUnstored(ctx context.Context, j *job) error {
+	if len(j.unstored) == 0 {
+		return nil
+	}
+	evs := j.unstored
+	j.unstored = nil
+	if err := session.AppendEvents(ctx, j.sessions, j.key, evs); err != nil {
+		return fmt.Errorf("store the final events: %w", err)
+	}
+	return nil
 }
 
 func (w *Worker) observe(j *job, res *envelope.Result) {

@@ -420,3 +420,79 @@ func TestFailedFlushWinsOverTheRunsError(t *testing.T) {
 		t.Fatalf("error = %v, want a *SessionError", err)
 	}
 }
+
+// With DeferFinalWrite, Invoke leaves the events still held when the
+// invocation completes (the final answer and what came before it since the
+// last write) to the caller, in order; a model response asking for a tool
+// is still stored before the tool runs.
+func TestDeferFinalWriteLeavesTheLastWriteToTheCaller(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		steps          []agenttest.Step
+		writes, unstor string
+	}{
+		{"answer only", []agenttest.Step{agenttest.Reply(agenttest.Text("Hi!"))}, "[]", "[user answer]"},
+		{"after a tool", []agenttest.Step{agenttest.Reply(getOrder("A-1042")), agenttest.Reply(agenttest.Text("It shipped."))}, "[[user support]]", "[response answer]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, tc.steps...)
+			w := withWriteLog(f)
+			out, err := f.runner.Invoke(context.Background(), agent.RunRequest{
+				InvocationID: "inv-1", UserID: "u1", SessionID: "s1", DeferFinalWrite: true,
+				Message: agenttest.Text("hello").Content,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := w.log(); got != tc.writes {
+				t.Fatalf("writes = %s, want %s", got, tc.writes)
+			}
+			var kinds []string
+			for _, e := range out.Unstored {
+				kinds = append(kinds, eventKind(e))
+			}
+			if got := fmt.Sprint(kinds); got != tc.unstor {
+				t.Fatalf("Unstored = %s, want %s", got, tc.unstor)
+			}
+			if out.Final == nil || out.Final != out.Unstored[len(out.Unstored)-1] || out.Events[len(out.Events)-1] != out.Final {
+				t.Fatalf("Final = %+v; want the last unstored event, also last in Events", out.Final)
+			}
+			// What the caller stores completes the session.
+			if err := session.AppendEvents(context.Background(), f.sessions, session.Key{App: "support", UserID: "u1", SessionID: "s1"}, out.Unstored); err != nil {
+				t.Fatal(err)
+			}
+			if s := f.session(t); s.Events[len(s.Events)-1].ID != out.Final.ID {
+				t.Fatal("the final answer is not the session's last event")
+			}
+		})
+	}
+}
+
+// A failing invocation stores what it holds itself, DeferFinalWrite or
+// not, and leaves nothing to the caller; Run ignores the option.
+func TestDeferFinalWriteOnlyOnSuccessAndForInvoke(t *testing.T) {
+	f := newFixture(t, agenttest.Reply(getOrder("A-1042")), agenttest.Fail(errors.New("bad request")))
+	w := withWriteLog(f)
+	out, err := f.runner.Invoke(context.Background(), agent.RunRequest{
+		InvocationID: "inv-1", UserID: "u1", SessionID: "s1", DeferFinalWrite: true,
+		Message: agenttest.Text("hello").Content,
+	})
+	if err == nil || len(out.Unstored) != 0 {
+		t.Fatalf("Invoke = %d unstored, %v; want none and the model's error", len(out.Unstored), err)
+	}
+	if got := w.log(); got != "[[user support] [support]]" {
+		t.Fatalf("writes = %s, want the function response flushed", got)
+	}
+
+	g := newFixture(t, agenttest.Reply(agenttest.Text("Hi!")))
+	wg := withWriteLog(g)
+	if _, err := agenttest.Collect(g.runner.Run(context.Background(), agent.RunRequest{
+		InvocationID: "inv-1", UserID: "u1", SessionID: "s1", DeferFinalWrite: true,
+		Message: agenttest.Text("hello").Content,
+	})); err != nil {
+		t.Fatal(err)
+	}
+	if got := wg.log(); got != "[[user support]]" {
+		t.Fatalf("Run's writes = %s, want the answer stored", got)
+	}
+}

@@ -90,7 +90,11 @@ func (inv *invocation) modelStep(ctx context.Context, yield func(*session.Event,
 		ev := newEventFromResponse(inv.agent.Name, resp)
 		ev.Substituted = callErr != nil
 		inv.assignCallIDs(ev)
-		if err := inv.emit(ctx, ev, yield); err != nil {
+		if inv.deferFinal && len(ev.FunctionCalls()) == 0 {
+			// No tool waits for it: the next write or the caller stores
+			// it (RunRequest.DeferFinalWrite).
+			inv.holdToYield(ev)
+		} else if err := inv.emit(ctx, ev, yield); err != nil {
 			return nil, err
 		}
 		if last != nil && len(last.FunctionCalls()) > 0 {

@@ -59,6 +59,17 @@ type RunRequest struct {
 	// from it instead of loading it (one read fewer). A session of another
 	// key is ignored, and the runner loads its own.
 	Session *session.Session
+	// DeferFinalWrite, for Invoke only (Run ignores it), leaves the last
+	// write of an invocation that completes to the caller: a model response
+	// without function calls is held like a function response, and what is
+	// still held when the invocation completes without an error (the final
+	// response and the events before it that were not stored yet) is
+	// returned in Outcome.Unstored instead of being stored. The caller must
+	// store those events, in order, before it treats the invocation as done:
+	// the worker does it in the write that records the completion
+	// (session.FinishWithEvents), one round trip fewer. An invocation that
+	// fails stores them itself, as without this option.
+	DeferFinalWrite bool
 }
 
 // Run runs (or resumes) one invocation and yields its events as they happen:
@@ -105,6 +116,10 @@ type Outcome struct {
 	CompletedTools []CompletedTool
 	// Resumed is true when the invocation already had events.
 	Resumed bool
+	// Unstored are the last of Events, which the caller must store (in
+	// order) because the request set DeferFinalWrite; nil otherwise, and
+	// when the invocation failed.
+	Unstored []*session.Event
 }
 
 // Invoke runs the invocation to its end and returns its outcome. On failure
@@ -115,6 +130,7 @@ func (r *Runner) Invoke(ctx context.Context, req RunRequest) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	inv.deferFinal = req.DeferFinalWrite
 	out := &Outcome{Resumed: inv.resumed}
 	err = inv.loop(ctx, func(e *session.Event, _ error) bool {
 		if e != nil && !e.Partial {
@@ -131,6 +147,7 @@ func (r *Runner) Invoke(ctx context.Context, req RunRequest) (*Outcome, error) {
 	if err != nil {
 		out.Final = nil
 	}
+	out.Unstored = inv.unstored
 	return out, err
 }
 
@@ -167,8 +184,13 @@ type invocation struct {
 	// unyielded are the pending events to yield once they are stored (the
 	// held function responses; the user message is never yielded).
 	unyielded []*session.Event
-	validator *tool.Validator
-	log       zerolog.Logger
+	// deferFinal holds model responses without function calls too, and
+	// leaves what is held at a successful end in unstored for Invoke's
+	// caller (RunRequest.DeferFinalWrite).
+	deferFinal bool
+	unstored   []*session.Event
+	validator  *tool.Validator
+	log        zerolog.Logger
 }
 
 func (r *Runner) start(ctx context.Context, req RunRequest) (*invocation, error) {
@@ -260,7 +282,14 @@ func (inv *invocation) hold(e *session.Event) {
 	inv.cc.applyDelta(e.Actions.StateDelta)
 }
 
-// yieldStored yields the held events the last write stored, in order.
+// holdToYield holds e (see hold) and yields it once it is stored.
+func (inv *invocation) holdToYield(e *session.Event) {
+	inv.hold(e)
+	inv.unyielded = append(inv.unyielded, e)
+}
+
+// yieldStored yields the held events the last write stored, in order (or,
+// for DeferFinalWrite, the ones left to the caller).
 func (inv *invocation) yieldStored(yield func(*session.Event, error) bool) error {
 	evs := inv.unyielded
 	inv.unyielded = nil
@@ -316,6 +345,10 @@ func (inv *invocation) emit(ctx context.Context, e *session.Event, yield func(*s
 // yields stops the invocation like any other break.
 func (inv *invocation) loop(ctx context.Context, yield func(*session.Event, error) bool) error {
 	err := inv.steps(ctx, yield)
+	if err == nil && inv.deferFinal {
+		inv.unstored, inv.pending = inv.pending, nil
+		return inv.yieldStored(yield)
+	}
 	stopped := errors.Is(err, errYieldStopped)
 	ferr := inv.flush(context.WithoutCancel(ctx), yield, stopped)
 	switch {

@@ -83,8 +83,7 @@ func (inv *invocation) runTools(ctx context.Context, calls []*model.FunctionCall
 			// tool's idempotency key returns its stored result. A
 			// streaming caller gets the event before the next model's
 			// output instead, so it is stored and yielded now.
-			inv.hold(ev)
-			inv.unyielded = append(inv.unyielded, ev)
+			inv.holdToYield(ev)
 		}
 	}
 	if firstErr != nil {

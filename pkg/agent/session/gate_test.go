@@ -10,6 +10,6 @@ import (
 func TestSequentialGateConformance(t *testing.T) {
 	sessiontest.RunGate(t, func(t *testing.T) sessiontest.GateParts {
 		l, s := session.NewMemoryLocker(), session.NewMemoryInvocations(session.DefaultInvocationRetention)
-		return sessiontest.GateParts{Gate: session.NewGate(l, s), Locker: l, Invocations: s}
+		return sessiontest.GateParts{Gate: session.NewGate(l, s), Locker: l, Invocations: s, Sessions: session.NewMemory()}
 	})
 }

@@ -56,7 +56,10 @@ type Gate struct {
 	invs   *Invocations
 }
 
-var _ session.Gate = (*Gate)(nil)
+var (
+	_ session.SessionGate = (*Gate)(nil)
+	_ session.EventGate   = (*Gate)(nil)
+)
 
 // ErrClusterGate is returned by NewGate for a Redis Cluster client.
 var ErrClusterGate = errors.New("redissession: Gate needs a standalone Redis; on Cluster use session.NewGate")
@@ -199,6 +202,57 @@ func (g *Gate) Finish(ctx context.Context, rec *session.Invocation, key session.
 	res, err := finishScript.Run(ctx, g.locker.rdb,
 		[]string{g.invs.cfg.invocationKey(rec.ID), g.locker.cfg.sessionKeys(key).lock},
 		append(args, owner)...).Slice()
+	if err != nil {
+		return false, fmt.Errorf("redissession: finish invocation %q as %s: %w", rec.ID, rec.Status, err)
+	}
+	return true, applyTransitionReply(rec, now, res)
+}
+
+// FinishWithEvents implements session.EventGate: the append (as
+// Service.AppendEvents) and the finish script in one MULTI/EXEC, when
+// sessions is a *Service on the gate's client and key prefix; otherwise
+// session.AppendThenFinish. In a transaction Redis runs every command even
+// when one fails, so the events are stored whatever the script answers; a
+// script Redis lost (a restart) is then run by Finish on its own.
+func (g *Gate) FinishWithEvents(ctx context.Context, rec *session.Invocation, key session.Key, owner string, sessions session.Service, evs []*session.Event) (bool, error) {
+	if len(evs) == 0 {
+		return g.Finish(ctx, rec, key, owner)
+	}
+	svc, ok := sessions.(*Service)
+	if !ok || !sameClient(svc.rdb, g.locker.rdb) || svc.cfg.Prefix != g.locker.cfg.Prefix {
+		return session.AppendThenFinish(ctx, g, sessions, rec, key, owner, evs)
+	}
+	if err := session.ValidateLockArgs(key, owner, 0, false); err != nil {
+		return false, err
+	}
+	op, err := svc.encodeAppend(evs)
+	if err != nil {
+		return false, &session.FinishAppendError{Err: err}
+	}
+	args, now, err := g.invs.transitionArgs(rec)
+	if err != nil {
+		return false, err
+	}
+	var fin *redis.Cmd
+	cmds, _ := g.locker.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		svc.queueAppend(ctx, p, key, op)
+		fin = finishScript.EvalSha(ctx, p,
+			[]string{g.invs.cfg.invocationKey(rec.ID), g.locker.cfg.sessionKeys(key).lock},
+			append(args, owner)...)
+		return nil
+	})
+	for _, c := range cmds {
+		if c == fin {
+			break
+		}
+		if err := c.Err(); err != nil {
+			return false, &session.FinishAppendError{Err: fmt.Errorf("redissession: append %d event(s) from %s to %v: %w", len(evs), evs[0].ID, key, err)}
+		}
+	}
+	if redis.HasErrorPrefix(fin.Err(), "NOSCRIPT") {
+		return g.Finish(ctx, rec, key, owner)
+	}
+	res, err := fin.Slice()
 	if err != nil {
 		return false, fmt.Errorf("redissession: finish invocation %q as %s: %w", rec.ID, rec.Status, err)
 	}

@@ -3,6 +3,7 @@ package redissession_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -102,4 +103,78 @@ func TestGateRefusesCluster(t *testing.T) {
 	if _, err := redissession.NewGate(c, redissession.Config{}); !errors.Is(err, redissession.ErrClusterGate) {
 		t.Fatalf("NewGate(cluster) = %v, want ErrClusterGate", err)
 	}
+}
+
+// roundTrips counts the commands and pipelines a client sends.
+type roundTrips struct{ n atomic.Int64 }
+
+func (r *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (r *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { r.n.Add(1); return next(ctx, cmd) }
+}
+func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error { r.n.Add(1); return next(ctx, cmds) }
+}
+
+// FinishWithEvents is one round trip with the Service the gate was built
+// alongside; with a Service on another prefix it appends, then finishes;
+// after Redis lost its scripts it stores the events once and still
+// finishes. Each way the events are stored once, in order, and the record
+// completed.
+func TestFinishWithEventsRoundTripsAndFallbacks(t *testing.T) {
+	rdb, prefix := redistest.Client(t)
+	rt := &roundTrips{}
+	rdb.AddHook(rt)
+	cfg := redissession.Config{Prefix: prefix}
+	g, err := redissession.NewGate(rdb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := redissession.New(rdb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := redissession.New(rdb, redissession.Config{Prefix: prefix + "other:"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	finish := func(id string, sessions *redissession.Service) int64 {
+		t.Helper()
+		k := session.Key{App: "a", UserID: "u", SessionID: id}
+		r := &session.Invocation{ID: id, Session: k, Status: session.InvocationRunning}
+		if e, err := g.Enter(ctx, k, "w1", time.Minute, r); err != nil || e.Lease == nil {
+			t.Fatalf("Enter(%s) = %+v, %v", id, e, err)
+		}
+		evs := []*session.Event{{InvocationID: id, Author: "support"}, {InvocationID: id, Author: "support"}}
+		before := rt.n.Load()
+		released, err := g.FinishWithEvents(ctx, &session.Invocation{ID: id, Session: k, Status: session.InvocationCompleted, Result: []byte(`{}`)}, k, "w1", sessions, evs)
+		trips := rt.n.Load() - before
+		if err != nil || !released {
+			t.Fatalf("FinishWithEvents(%s) = %v, %v", id, released, err)
+		}
+		s, err := sessions.Get(ctx, k)
+		if err != nil || len(s.Events) != 2 || s.Events[0].ID != evs[0].ID || s.Events[1].ID != evs[1].ID {
+			t.Fatalf("session %s = %+v, %v; want the two events once, in order", id, s, err)
+		}
+		inv, err := redissession.NewInvocations(rdb, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec, err := inv.Get(ctx, id); err != nil || rec.Status != session.InvocationCompleted {
+			t.Fatalf("record %s = %+v, %v; want completed", id, rec, err)
+		}
+		return trips
+	}
+	finish("s-cold", svc) // the finish script is not loaded yet: the NOSCRIPT fallback
+	if n := finish("s-same", svc); n != 1 {
+		t.Fatalf("FinishWithEvents on the gate's Service took %d round trips, want 1", n)
+	}
+	if n := finish("s-other", other); n != 2 {
+		t.Fatalf("FinishWithEvents on another prefix took %d round trips, want 2 (append, then finish)", n)
+	}
+	if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	finish("s-flushed", svc)
 }

@@ -119,57 +119,80 @@ func (s *Service) AppendEvents(ctx context.Context, key session.Key, evs []*sess
 	if len(evs) == 0 {
 		return nil
 	}
-	data := make([]any, 0, len(evs))
-	state := map[string]any{} // the events' deltas merged in order; nil deletes
-	for _, ev := range evs {
-		if ev.Partial {
-			return session.ErrPartialEvent
-		}
-		session.Stamp(ev, s.now)
-		b, err := json.Marshal(ev)
-		if err != nil {
-			return fmt.Errorf("redissession: encode event %s: %w", ev.ID, err)
-		}
-		data = append(data, b)
-		for k, v := range ev.Actions.StateDelta {
-			state[k] = v
-		}
+	op, err := s.encodeAppend(evs)
+	if err != nil {
+		return err
 	}
-	var set []any
-	var del []string
-	for k, v := range state {
-		if v == nil {
-			del = append(del, k)
-			continue
-		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			return fmt.Errorf("redissession: encode state %q: %w", k, err)
-		}
-		set = append(set, k, string(b))
-	}
-	ks := s.cfg.sessionKeys(key)
 	// Always MULTI/EXEC, also for events alone: go-redis retries a plain
 	// pipeline whose reply was lost (a read timeout, a reset connection),
 	// which would push the events a second time; it never retries a
 	// transaction, so an append is sent once and a lost reply is the
 	// caller's error (review finding).
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSetNX(ctx, ks.meta, "created_at", evs[0].Timestamp.UTC().Format(time.RFC3339Nano))
-		p.RPush(ctx, ks.events, data...)
-		if len(set) > 0 {
-			p.HSet(ctx, ks.state, set...)
-		}
-		if len(del) > 0 {
-			p.HDel(ctx, ks.state, del...)
-		}
-		s.touch(ctx, p, ks)
+	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		s.queueAppend(ctx, p, key, op)
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("redissession: append %d event(s) from %s to %v: %w", len(evs), evs[0].ID, key, err)
 	}
 	return nil
+}
+
+// appendOp is an append encoded for queueAppend.
+type appendOp struct {
+	created string // the first event's time, the session's created_at if new
+	data    []any  // the events' JSON
+	set     []any  // state keys and JSON values the events set
+	del     []string
+}
+
+// encodeAppend stamps and encodes evs (at least one) and merges their state
+// deltas in order.
+func (s *Service) encodeAppend(evs []*session.Event) (*appendOp, error) {
+	op := &appendOp{data: make([]any, 0, len(evs))}
+	state := map[string]any{} // the events' deltas merged in order; nil deletes
+	for _, ev := range evs {
+		if ev.Partial {
+			return nil, session.ErrPartialEvent
+		}
+		session.Stamp(ev, s.now)
+		b, err := json.Marshal(ev)
+		if err != nil {
+			return nil, fmt.Errorf("redissession: encode event %s: %w", ev.ID, err)
+		}
+		op.data = append(op.data, b)
+		for k, v := range ev.Actions.StateDelta {
+			state[k] = v
+		}
+	}
+	for k, v := range state {
+		if v == nil {
+			op.del = append(op.del, k)
+			continue
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("redissession: encode state %q: %w", k, err)
+		}
+		op.set = append(op.set, k, string(b))
+	}
+	op.created = evs[0].Timestamp.UTC().Format(time.RFC3339Nano)
+	return op, nil
+}
+
+// queueAppend queues op's commands on p, which must be a MULTI/EXEC
+// pipeline (see AppendEvents).
+func (s *Service) queueAppend(ctx context.Context, p redis.Pipeliner, key session.Key, op *appendOp) {
+	ks := s.cfg.sessionKeys(key)
+	p.HSetNX(ctx, ks.meta, "created_at", op.created)
+	p.RPush(ctx, ks.events, op.data...)
+	if len(op.set) > 0 {
+		p.HSet(ctx, ks.state, op.set...)
+	}
+	if len(op.del) > 0 {
+		p.HDel(ctx, ks.state, op.del...)
+	}
+	s.touch(ctx, p, ks)
 }
 
 // touch restarts the idle expiry of a session's keys, if configured.

@@ -17,8 +17,10 @@ type GateParts struct {
 	Locker      session.Locker          // Locker works on the Gate's locks.
 	Invocations session.InvocationStore // Invocations works on the Gate's records.
 	// Sessions is the session store a session.SessionGate reads in Enter's
-	// step; the EnterWithSession subtest runs when Gate is a SessionGate
-	// and Sessions is set.
+	// step and a session.EventGate writes in Finish's; the EnterWithSession
+	// subtest runs when Gate is a SessionGate and Sessions is set, the
+	// FinishWithEvents one (through session.FinishWithEvents, so for any
+	// Gate) when Sessions is set.
 	Sessions session.Service
 }
 
@@ -46,6 +48,79 @@ func RunGate(t *testing.T, f GateFactory) {
 	t.Run("FinishNeverReleasesAnotherOwner", func(t *testing.T) { testGateFinishFenced(t, f) })
 	t.Run("ConcurrentEntersOneRuns", func(t *testing.T) { testGateConcurrent(t, f) })
 	t.Run("EnterWithSession", func(t *testing.T) { testGateEnterWithSession(t, f) })
+	t.Run("FinishWithEvents", func(t *testing.T) { testGateFinishWithEvents(t, f) })
+}
+
+// testGateFinishWithEvents: session.FinishWithEvents stores the events in
+// order with their state, then the record, and releases the lock; over a
+// completed record the events are stored and the lock released as Finish
+// would; events that cannot be stored leave the record and the lock alone.
+func testGateFinishWithEvents(t *testing.T, f GateFactory) {
+	p, ctx := f(t), context.Background()
+	if p.Sessions == nil {
+		t.Skip("no Sessions given")
+	}
+	if _, _, err := enter(p, ctx, gateKey, "w1", time.Minute, runningRec("inv-fe")); err != nil {
+		t.Fatal(err)
+	}
+	evs := []*session.Event{
+		{InvocationID: "inv-fe", Author: "support", Actions: session.Actions{StateDelta: map[string]any{"step": "tool"}}},
+		{InvocationID: "inv-fe", Author: "support", Actions: session.Actions{StateDelta: map[string]any{"step": "final"}}},
+	}
+	done := &session.Invocation{ID: "inv-fe", Session: gateKey, Status: session.InvocationCompleted, Result: []byte(`{"ok":true}`)}
+	released, err := session.FinishWithEvents(ctx, p.Gate, p.Sessions, done, gateKey, "w1", evs)
+	if err != nil || !released {
+		t.Fatalf("FinishWithEvents = %v, %v", released, err)
+	}
+	if done.FinishedAt.IsZero() || done.Attempts != 1 {
+		t.Fatalf("record not updated with the stored values: %+v", done)
+	}
+	sess, err := p.Sessions.Get(ctx, gateKey)
+	if err != nil || len(sess.Events) != 2 || sess.Events[0].ID != evs[0].ID || sess.Events[1].ID != evs[1].ID || sess.State["step"] != "final" {
+		t.Fatalf("session = %+v, %v; want both events in order and step=final", sess, err)
+	}
+	if got := get(t, p.Invocations, "inv-fe"); got.Status != session.InvocationCompleted {
+		t.Fatalf("stored = %+v", got)
+	}
+	if _, err := p.Locker.Acquire(ctx, gateKey, "w2", time.Minute); err != nil {
+		t.Fatalf("the lock was not released: %v", err)
+	}
+
+	// Over a completed record: the events are stored all the same (they
+	// come first), the record is final, the lock is released.
+	if err := p.Locker.Release(ctx, gateKey, "w2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := enter(p, ctx, gateKey, "w3", time.Minute, runningRec("inv-fe2")); err != nil {
+		t.Fatal(err)
+	}
+	transition(t, p.Invocations, &session.Invocation{ID: "inv-fe2", Session: gateKey, Status: session.InvocationCompleted, Result: []byte(`"first"`)})
+	late := &session.Event{InvocationID: "inv-fe2", Author: "support"}
+	released, err = session.FinishWithEvents(ctx, p.Gate, p.Sessions, &session.Invocation{ID: "inv-fe2", Session: gateKey, Status: session.InvocationCompleted, Result: []byte(`"second"`)}, gateKey, "w3", []*session.Event{late})
+	var ce *session.InvocationCompletedError
+	if !errors.As(err, &ce) || string(ce.Current.Result) != `"first"` || !released {
+		t.Fatalf("FinishWithEvents over a completed record = %v, %v; want *InvocationCompletedError with the stored result, released", released, err)
+	}
+	if sess, err := p.Sessions.Get(ctx, gateKey); err != nil || len(sess.Events) != 3 || sess.Events[2].ID != late.ID {
+		t.Fatalf("session = %+v, %v; want the late event stored third", sess, err)
+	}
+
+	// Events that cannot be stored (a partial event): nothing else happens.
+	if _, _, err := enter(p, ctx, gateKey, "w4", time.Minute, runningRec("inv-fe3")); err != nil {
+		t.Fatal(err)
+	}
+	bad := []*session.Event{{InvocationID: "inv-fe3", Author: "support", Partial: true}}
+	released, err = session.FinishWithEvents(ctx, p.Gate, p.Sessions, &session.Invocation{ID: "inv-fe3", Session: gateKey, Status: session.InvocationCompleted, Result: []byte(`{}`)}, gateKey, "w4", bad)
+	var ae *session.FinishAppendError
+	if !errors.As(err, &ae) || !errors.Is(err, session.ErrPartialEvent) || released {
+		t.Fatalf("FinishWithEvents with a partial event = %v, %v; want a *FinishAppendError wrapping ErrPartialEvent, not released", released, err)
+	}
+	if got := get(t, p.Invocations, "inv-fe3"); got.Status != session.InvocationRunning {
+		t.Fatalf("record = %+v; want still running", got)
+	}
+	if _, err := p.Locker.Acquire(ctx, gateKey, "w5", time.Minute); !errors.Is(err, session.ErrLocked) {
+		t.Fatalf("Acquire by another owner = %v; want ErrLocked (the lock still held)", err)
+	}
 }
 
 // testGateEnterWithSession: a SessionGate's Enter reads the session as
