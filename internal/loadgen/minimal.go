@@ -25,7 +25,7 @@ import (
 // a plain put, without the amount check the fleet's NATS KV orders make.
 const (
 	minimalDescription   = "hand-written: 6 session events in 3 appends (RPUSH; each model response with what came before it, as the fleet), get_order read, claim (SET NX), the refund (the demo orders' booking, as the fleet's tool), completion (SET), result publish (PubAck), ack"
-	minimalKVDescription = "hand-written on NATS KV: 6 session events (a put each, as the fleet's NATS KV sessions), get_order read, claim (create), refund record (a put, no amount check: cheaper than the fleet's booking), completion (put), result publish (PubAck), ack"
+	minimalKVDescription = "hand-written on NATS KV: 6 session events in 3 puts (each model response with what came before it), get_order read, claim (create), refund record (a put, no amount check: cheaper than the fleet's booking), completion (put), result publish (PubAck), ack"
 )
 
 // minimalEvent is a session event of the minimal consumer, about the size

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,9 +20,8 @@ import (
 // minimalStore is the only state the minimal consumer touches, one round
 // trip per call.
 type minimalStore interface {
-	// appendEvents adds session events in order (one RPUSH on Redis; a
-	// put each on NATS KV, as the fleet's NATS KV sessions, which have no
-	// batches).
+	// appendEvents adds session events in order, in one write (an RPUSH
+	// on Redis, a put of one value on NATS KV).
 	appendEvents(ctx context.Context, session string, evs ...[]byte) error
 	// refundedCents is get_order's read.
 	refundedCents(ctx context.Context, order string) error
@@ -115,12 +115,11 @@ func kvToken(s string) string {
 }
 
 func (s *kvMinimal) appendEvents(ctx context.Context, session string, evs ...[]byte) error {
-	for _, ev := range evs {
-		if _, err := s.kv.Put(ctx, "sess."+kvToken(session)+"."+strconv.FormatUint(s.seq.Add(1), 10), ev); err != nil {
-			return err
-		}
-	}
-	return nil
+	// One value per append: a JSON array of the events.
+	b := append([]byte{'['}, bytes.Join(evs, []byte{','})...)
+	b = append(b, ']')
+	_, err := s.kv.Put(ctx, "sess."+kvToken(session)+"."+strconv.FormatUint(s.seq.Add(1), 10), b)
+	return err
 }
 
 func (s *kvMinimal) refundedCents(ctx context.Context, order string) error {

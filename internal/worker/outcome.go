@@ -293,8 +293,9 @@ func (w *Worker) record(ctx context.Context, j *job, st session.InvocationStatus
 		Status: st, Result: payload, Error: reason,
 	}
 	if j.renewer == nil || st != session.InvocationCompleted {
-		// The events the runner left to us come first (a degraded answer
-		// that is dead-lettered: its final response).
+		// The events the runner left to us come first: a completion
+		// without the lock's renewer (finish stores a degraded answer's
+		// before its dead letter is published, so none are left then).
 		if err := w.storeUnstored(ctx, j); err != nil {
 			return err
 		}
@@ -307,9 +308,10 @@ func (w *Worker) record(ctx context.Context, j *job, st session.InvocationStatus
 	// with its result, runs nothing and can only re-publish these same
 	// bytes. So the final events, the record and the lock's release go
 	// together (one round trip with redissession.Gate); the result publish
-	// and the ack that follow write nothing to the session. If the events
-	// could not be stored, nothing else was done: the redelivery resumes
-	// the invocation from what the session holds.
+	// and the ack that follow write nothing to the session. The step is
+	// fenced by the lock: a worker that lost it writes nothing (an
+	// ErrNotOwner), and the redelivery resumes the invocation from what
+	// the session holds, as after any failure here.
 	_ = j.renewer.Stop()
 	evs := j.unstored
 	j.unstored = nil

@@ -496,3 +496,46 @@ func TestDeferFinalWriteOnlyOnSuccessAndForInvoke(t *testing.T) {
 		t.Fatalf("Run's writes = %s, want the answer stored", got)
 	}
 }
+
+// A caller that stops on the function response the end's flush yields
+// (the next model call failed) gets nothing more: no panic from a yield
+// after its loop body returned false (review finding).
+func TestStoppingOnAFlushedResponseYieldsNothingMore(t *testing.T) {
+	f := newFixture(t, agenttest.Reply(getOrder("A-1042")), agenttest.Fail(errors.New("bad request")))
+	n := 0
+	for ev, err := range f.runner.Run(context.Background(), agent.RunRequest{
+		InvocationID: "inv-1", UserID: "u1", SessionID: "s1",
+		Message: agenttest.Text("Where is A-1042?").Content,
+	}) {
+		n++
+		if err != nil || eventKind(ev) == "response" {
+			break
+		}
+	}
+	if n != 2 {
+		t.Fatalf("the loop body ran %d times, want 2 (the call, then the flushed response)", n)
+	}
+}
+
+// A store without batches gains no write by holding a function response,
+// so it is stored (and yielded) at once, as before.
+func TestNoBatchesStoresFunctionResponsesAtOnce(t *testing.T) {
+	f := newFixture(t, agenttest.Reply(getOrder("A-1042")), agenttest.Reply(agenttest.Text("It shipped.")))
+	stored := storedAtRun(t, f)
+	seen := ""
+	f.runner.Sessions = oneByOne{f.sessions}
+	for ev, err := range f.runner.Run(context.Background(), agent.RunRequest{
+		InvocationID: "inv-1", UserID: "u1", SessionID: "s1",
+		Message: agenttest.Text("Where is A-1042?").Content,
+	}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if eventKind(ev) == "response" {
+			seen = authors(f.session(t))
+		}
+	}
+	if *stored == "" || seen != "[user:Where is A-1042? support: support:]" {
+		t.Fatalf("session when the response was yielded = %q; want it stored already", seen)
+	}
+}

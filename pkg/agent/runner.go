@@ -91,9 +91,19 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) iter.Seq2[*session.Eve
 			yield(nil, err)
 			return
 		}
-		err = inv.loop(ctx, yield)
+		// Once the caller's loop body has returned false nothing more may
+		// be yielded, whatever the invocation still reports (a flush's
+		// yields can meet a stop after the run already failed).
+		stopped := false
+		err = inv.loop(ctx, func(e *session.Event, err error) bool {
+			if stopped || !yield(e, err) {
+				stopped = true
+				return false
+			}
+			return true
+		})
 		r.Metrics.invocation(inv.agent.Name, outcomeLabel(err))
-		if err != nil && !errors.Is(err, errYieldStopped) {
+		if err != nil && !stopped && !errors.Is(err, errYieldStopped) {
 			yield(nil, err)
 		}
 	}

@@ -21,10 +21,12 @@ type toolResult struct {
 }
 
 // runTools runs calls concurrently (bounded by MaxParallelTools), waits for
-// all of them, stores one function-response event holding every answered
+// all of them, records one function-response event holding every answered
 // call in call order, and then returns the first escalated error, if any. A
-// failing branch therefore never loses the results of the others: they are
-// durable and a resumed invocation runs only the failed call again.
+// failing branch therefore never loses the results of the others: the
+// event is stored before the invocation ends (with the next model response,
+// or by the end's flush, or at once; see below), and a resumed invocation
+// runs only the failed call again.
 func (inv *invocation) runTools(ctx context.Context, calls []*model.FunctionCall, yield func(*session.Event, error) bool) (ended bool, err error) {
 	results := make([]toolResult, len(calls))
 	if len(calls) == 1 {
@@ -71,19 +73,18 @@ func (inv *invocation) runTools(ctx context.Context, calls []*model.FunctionCall
 		}
 	}
 	if len(ev.Content.Parts) > 0 {
-		if inv.req.Stream {
-			if err := inv.emit(ctx, ev, yield); err != nil {
-				return false, err
-			}
-		} else {
+		if _, batches := inv.r.Sessions.(session.BatchAppender); batches && !inv.req.Stream {
 			// Stored with the next model response (or by the flush at the
 			// end), one write fewer per step: the model response that asked
 			// for these calls is stored already, so a crash before that
 			// write resumes by running them again, where an effectful
 			// tool's idempotency key returns its stored result. A
 			// streaming caller gets the event before the next model's
-			// output instead, so it is stored and yielded now.
+			// output instead, so it is stored and yielded now; so is it
+			// for a store without batches, where holding saves no write.
 			inv.holdToYield(ev)
+		} else if err := inv.emit(ctx, ev, yield); err != nil {
+			return false, err
 		}
 	}
 	if firstErr != nil {

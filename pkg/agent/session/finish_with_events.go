@@ -11,17 +11,23 @@ import (
 type EventGate interface {
 	Gate
 	// FinishWithEvents appends evs to key's session in sessions, as
-	// AppendEvents, and then does Finish, in one step when sessions is a
-	// store it can write in that step (the one the gate was built for);
-	// otherwise it calls FinishWithEvents of this package's fallback. When
-	// the events could not be stored, nothing else is done: released is
-	// false and err is the append's (a *FinishAppendError).
+	// AppendEvents, and does Finish, in one atomic step when sessions is a
+	// store it can write in that step (the one the gate was built for;
+	// otherwise as AppendThenFinish). The atomic step writes only while
+	// owner holds key's lock (else nothing, released true and an error
+	// wrapping ErrNotOwner) and stores no events for an invocation whose
+	// record is completed already (the *InvocationCompletedError, as
+	// Finish). Events that could not be encoded give a *FinishAppendError
+	// and nothing is written. After a transport error the outcome is
+	// unknown (released false): the caller must not write the events
+	// again itself, but let the redelivery decide from what is stored.
 	FinishWithEvents(ctx context.Context, rec *Invocation, key Key, owner string, sessions Service, evs []*Event) (released bool, err error)
 }
 
-// FinishAppendError reports that FinishWithEvents could not store the
-// events: the record was not written and the lock not released by it. The
-// events may have been stored when the store's reply was lost.
+// FinishAppendError reports that the events were not stored by
+// FinishWithEvents or AppendThenFinish, and so neither was the record nor
+// was the lock released. After a transport error the events may have
+// been stored all the same.
 type FinishAppendError struct {
 	Err error // Err is the append's error.
 }
@@ -47,7 +53,9 @@ func FinishWithEvents(ctx context.Context, g Gate, sessions Service, rec *Invoca
 
 // AppendThenFinish is FinishWithEvents in two steps: AppendEvents, then
 // g.Finish if the append succeeded. An EventGate that cannot write sessions
-// in its own step uses it.
+// in its own step uses it. It does not check the lock before the append
+// (no more than any append does) nor the record: over a completed record
+// the events are stored and Finish reports the *InvocationCompletedError.
 func AppendThenFinish(ctx context.Context, g Gate, sessions Service, rec *Invocation, key Key, owner string, evs []*Event) (released bool, err error) {
 	if err := AppendEvents(ctx, sessions, key, evs); err != nil {
 		return false, &FinishAppendError{Err: err}

@@ -208,13 +208,52 @@ func (g *Gate) Finish(ctx context.Context, rec *session.Invocation, key session.
 	return true, applyTransitionReply(rec, now, res)
 }
 
-// FinishWithEvents implements session.EventGate: the append (as
-// Service.AppendEvents) and the finish script in one MULTI/EXEC, when
-// sessions is a *Service on the gate's client and key prefix; otherwise
-// session.AppendThenFinish. In a transaction Redis runs every command even
-// when one fails, so the events are stored whatever the script answers; a
-// script Redis lost (a restart) is then run by Finish on its own.
+// finishEventsScript is finishScript for the invocation's last events,
+// fenced by the lock: it writes nothing unless ARGV[8] holds the lock
+// (returns {-1, current owner or ”}), and over a completed record it
+// stores no events and answers as luaTransition, releasing the lock. Else
+// it appends the events as Service.AppendEvents would, stores the record
+// and releases the lock. KEYS[1] record, KEYS[2] lock, KEYS[3..5] the
+// session's events, state and meta; ARGV[1..7] luaTransition's arguments,
+// ARGV[8] owner, ARGV[9] created_at, ARGV[10] session TTL ms (0: none),
+// then n and n events, m and m state field/value pairs, d and d state
+// fields to delete.
+var finishEventsScript = redis.NewScript(luaTransition + `
+local cur = redis.call('GET', KEYS[2])
+if cur ~= ARGV[8] then return {-1, cur or ''} end
+if redis.call('HGET', KEYS[1], 'status') == 'completed' then
+  redis.call('DEL', KEYS[2])
+  return {0, redis.call('HGETALL', KEYS[1])}
+end
+local i = 11
+local n = tonumber(ARGV[i])
+redis.call('HSETNX', KEYS[5], 'created_at', ARGV[9])
+redis.call('RPUSH', KEYS[3], unpack(ARGV, i + 1, i + n))
+i = i + n + 1
+local m = tonumber(ARGV[i])
+if m > 0 then redis.call('HSET', KEYS[4], unpack(ARGV, i + 1, i + 2 * m)) end
+i = i + 2 * m + 1
+local d = tonumber(ARGV[i])
+if d > 0 then redis.call('HDEL', KEYS[4], unpack(ARGV, i + 1, i + d)) end
+local ttl = tonumber(ARGV[10])
+if ttl > 0 then
+  for k = 3, 5 do redis.call('PEXPIRE', KEYS[k], ttl) end
+end
+local r = transition(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
+redis.call('DEL', KEYS[2])
+return r
+`)
+
+// FinishWithEvents implements session.EventGate with one script
+// (finishEventsScript), when sessions is a *Service on the gate's client and
+// key prefix; otherwise session.AppendThenFinish. It writes only under
+// owner's lock, and an invocation found completed gets no more events. A
+// script that runs twice (a client that resends it after a lost reply)
+// finds the lock released and writes nothing the second time.
 func (g *Gate) FinishWithEvents(ctx context.Context, rec *session.Invocation, key session.Key, owner string, sessions session.Service, evs []*session.Event) (bool, error) {
+	if err := session.ValidateLockArgs(key, owner, 0, false); err != nil {
+		return false, err
+	}
 	if len(evs) == 0 {
 		return g.Finish(ctx, rec, key, owner)
 	}
@@ -222,39 +261,40 @@ func (g *Gate) FinishWithEvents(ctx context.Context, rec *session.Invocation, ke
 	if !ok || !sameClient(svc.rdb, g.locker.rdb) || svc.cfg.Prefix != g.locker.cfg.Prefix {
 		return session.AppendThenFinish(ctx, g, sessions, rec, key, owner, evs)
 	}
-	if err := session.ValidateLockArgs(key, owner, 0, false); err != nil {
-		return false, err
-	}
 	op, err := svc.encodeAppend(evs)
 	if err != nil {
 		return false, &session.FinishAppendError{Err: err}
 	}
-	args, now, err := g.invs.transitionArgs(rec)
+	targs, now, err := g.invs.transitionArgs(rec)
 	if err != nil {
 		return false, err
 	}
-	var fin *redis.Cmd
-	cmds, _ := g.locker.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		svc.queueAppend(ctx, p, key, op)
-		fin = finishScript.EvalSha(ctx, p,
-			[]string{g.invs.cfg.invocationKey(rec.ID), g.locker.cfg.sessionKeys(key).lock},
-			append(args, owner)...)
-		return nil
-	})
-	for _, c := range cmds {
-		if c == fin {
-			break
-		}
-		if err := c.Err(); err != nil {
-			return false, &session.FinishAppendError{Err: fmt.Errorf("redissession: append %d event(s) from %s to %v: %w", len(evs), evs[0].ID, key, err)}
-		}
+	var ttl int64
+	if svc.cfg.SessionTTL > 0 {
+		ttl = svc.cfg.SessionTTL.Milliseconds()
 	}
-	if redis.HasErrorPrefix(fin.Err(), "NOSCRIPT") {
-		return g.Finish(ctx, rec, key, owner)
+	args := make([]any, 0, len(targs)+7+len(op.data)+len(op.set)+len(op.del))
+	args = append(args, targs...)
+	args = append(args, owner, op.created, ttl, len(op.data))
+	args = append(args, op.data...)
+	args = append(args, len(op.set)/2)
+	args = append(args, op.set...)
+	args = append(args, len(op.del))
+	for _, k := range op.del {
+		args = append(args, k)
 	}
-	res, err := fin.Slice()
+	ks := svc.cfg.sessionKeys(key)
+	res, err := finishEventsScript.Run(ctx, g.locker.rdb,
+		[]string{g.invs.cfg.invocationKey(rec.ID), g.locker.cfg.sessionKeys(key).lock, ks.events, ks.state, ks.meta},
+		args...).Slice()
 	if err != nil {
-		return false, fmt.Errorf("redissession: finish invocation %q as %s: %w", rec.ID, rec.Status, err)
+		// Unknown whether it ran: the lock is left to the caller's
+		// (fenced) release, and the redelivery decides from the store.
+		return false, fmt.Errorf("redissession: finish invocation %q as %s with %d event(s): %w", rec.ID, rec.Status, len(evs), err)
+	}
+	if code, _ := res[0].(int64); code == -1 && len(res) == 2 {
+		holder, _ := res[1].(string)
+		return true, fmt.Errorf("redissession: finish invocation %q: lock of %v held by %q, nothing written: %w", rec.ID, key, holder, session.ErrNotOwner)
 	}
 	return true, applyTransitionReply(rec, now, res)
 }

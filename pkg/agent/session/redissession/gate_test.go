@@ -118,7 +118,7 @@ func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 
 // FinishWithEvents is one round trip with the Service the gate was built
 // alongside; with a Service on another prefix it appends, then finishes;
-// after Redis lost its scripts it stores the events once and still
+// after Redis lost its scripts it still stores the events once and
 // finishes. Each way the events are stored once, in order, and the record
 // completed.
 func TestFinishWithEventsRoundTripsAndFallbacks(t *testing.T) {
@@ -138,6 +138,10 @@ func TestFinishWithEventsRoundTripsAndFallbacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	inv, err := redissession.NewInvocations(rdb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	finish := func(id string, sessions *redissession.Service) int64 {
 		t.Helper()
@@ -146,7 +150,10 @@ func TestFinishWithEventsRoundTripsAndFallbacks(t *testing.T) {
 		if e, err := g.Enter(ctx, k, "w1", time.Minute, r); err != nil || e.Lease == nil {
 			t.Fatalf("Enter(%s) = %+v, %v", id, e, err)
 		}
-		evs := []*session.Event{{InvocationID: id, Author: "support"}, {InvocationID: id, Author: "support"}}
+		evs := []*session.Event{
+			{InvocationID: id, Author: "support", Actions: session.Actions{StateDelta: map[string]any{"a": 1.0, "gone": "x"}}},
+			{InvocationID: id, Author: "support", Actions: session.Actions{StateDelta: map[string]any{"gone": nil}}},
+		}
 		before := rt.n.Load()
 		released, err := g.FinishWithEvents(ctx, &session.Invocation{ID: id, Session: k, Status: session.InvocationCompleted, Result: []byte(`{}`)}, k, "w1", sessions, evs)
 		trips := rt.n.Load() - before
@@ -157,19 +164,19 @@ func TestFinishWithEventsRoundTripsAndFallbacks(t *testing.T) {
 		if err != nil || len(s.Events) != 2 || s.Events[0].ID != evs[0].ID || s.Events[1].ID != evs[1].ID {
 			t.Fatalf("session %s = %+v, %v; want the two events once, in order", id, s, err)
 		}
-		inv, err := redissession.NewInvocations(rdb, cfg)
-		if err != nil {
-			t.Fatal(err)
+		if _, gone := s.State["gone"]; s.State["a"] != 1.0 || gone {
+			t.Fatalf("session %s state = %v; want a=1 and gone deleted", id, s.State)
 		}
 		if rec, err := inv.Get(ctx, id); err != nil || rec.Status != session.InvocationCompleted {
 			t.Fatalf("record %s = %+v, %v; want completed", id, rec, err)
 		}
 		return trips
 	}
-	finish("s-cold", svc) // the finish script is not loaded yet: the NOSCRIPT fallback
+	finish("s-warm", svc) // loads the script
 	if n := finish("s-same", svc); n != 1 {
 		t.Fatalf("FinishWithEvents on the gate's Service took %d round trips, want 1", n)
 	}
+	finish("s-other-warm", other)
 	if n := finish("s-other", other); n != 2 {
 		t.Fatalf("FinishWithEvents on another prefix took %d round trips, want 2 (append, then finish)", n)
 	}
@@ -177,4 +184,121 @@ func TestFinishWithEventsRoundTripsAndFallbacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	finish("s-flushed", svc)
+}
+
+// FinishWithEvents writes only under the caller's lock, stores no events
+// for an invocation completed already, and leaves the record running and
+// the lock held when the append fails inside Redis (review findings: the
+// first version appended in a MULTI whatever the lock and the record said).
+func TestFinishWithEventsIsFenced(t *testing.T) {
+	rdb, prefix := redistest.Client(t)
+	cfg := redissession.Config{Prefix: prefix}
+	g, err := redissession.NewGate(rdb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := redissession.New(rdb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := redissession.NewInvocations(rdb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	locker, err := redissession.NewLocker(rdb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	enter := func(id string) session.Key {
+		t.Helper()
+		k := session.Key{App: "a", UserID: "u", SessionID: id}
+		if e, err := g.Enter(ctx, k, "w1", time.Minute, &session.Invocation{ID: id, Session: k, Status: session.InvocationRunning}); err != nil || e.Lease == nil {
+			t.Fatalf("Enter(%s) = %+v, %v", id, e, err)
+		}
+		return k
+	}
+	done := func(id string, k session.Key) *session.Invocation {
+		return &session.Invocation{ID: id, Session: k, Status: session.InvocationCompleted, Result: []byte(`"mine"`)}
+	}
+	events := func(k session.Key) int {
+		t.Helper()
+		s, err := svc.Get(ctx, k)
+		if errors.Is(err, session.ErrNotFound) {
+			return 0
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(s.Events)
+	}
+	status := func(id string) session.InvocationStatus {
+		t.Helper()
+		rec, err := inv.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec.Status
+	}
+	ev := func(id string) []*session.Event { return []*session.Event{{InvocationID: id, Author: "support"}} }
+
+	// Taken over: another owner holds the lock.
+	k := enter("taken")
+	if err := locker.Release(ctx, k, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := locker.Acquire(ctx, k, "w2", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	released, err := g.FinishWithEvents(ctx, done("taken", k), k, "w1", svc, ev("taken"))
+	if !errors.Is(err, session.ErrNotOwner) || !released {
+		t.Fatalf("FinishWithEvents under another's lock = %v, %v; want ErrNotOwner, released", released, err)
+	}
+	if n, st := events(k), status("taken"); n != 0 || st != session.InvocationRunning {
+		t.Fatalf("under another's lock: %d events stored, record %s; want none, running", n, st)
+	}
+	if _, err := locker.Acquire(ctx, k, "w3", time.Minute); !errors.Is(err, session.ErrLocked) {
+		t.Fatalf("the other owner's lock was released: %v", err)
+	}
+
+	// The lease ran out and nobody holds the lock: nothing is written either.
+	k = enter("expired")
+	if err := locker.Release(ctx, k, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.FinishWithEvents(ctx, done("expired", k), k, "w1", svc, ev("expired")); !errors.Is(err, session.ErrNotOwner) {
+		t.Fatalf("FinishWithEvents without the lock = %v; want ErrNotOwner", err)
+	}
+	if n, st := events(k), status("expired"); n != 0 || st != session.InvocationRunning {
+		t.Fatalf("without the lock: %d events stored, record %s; want none, running", n, st)
+	}
+
+	// Completed by someone else meanwhile: no second answer is stored.
+	k = enter("completed")
+	if err := inv.Transition(ctx, &session.Invocation{ID: "completed", Session: k, Status: session.InvocationCompleted, Result: []byte(`"theirs"`)}); err != nil {
+		t.Fatal(err)
+	}
+	released, err = g.FinishWithEvents(ctx, done("completed", k), k, "w1", svc, ev("completed"))
+	var ce *session.InvocationCompletedError
+	if !errors.As(err, &ce) || string(ce.Current.Result) != `"theirs"` || !released {
+		t.Fatalf("FinishWithEvents over a completed record = %v, %v", released, err)
+	}
+	if n := events(k); n != 0 {
+		t.Fatalf("%d events stored for a completed invocation, want none", n)
+	}
+
+	// The append fails inside Redis (the events key holds a string).
+	k = enter("wrongtype")
+	if err := rdb.Set(ctx, prefix+"sess:{a:u:wrongtype}:events", "x", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if released, err := g.FinishWithEvents(ctx, done("wrongtype", k), k, "w1", svc, ev("wrongtype")); err == nil || released {
+		t.Fatalf("FinishWithEvents onto a string key = %v, %v; want an error, not released", released, err)
+	}
+	if st := status("wrongtype"); st != session.InvocationRunning {
+		t.Fatalf("record %s after a failed append, want running", st)
+	}
+	if _, err := locker.Acquire(ctx, k, "w2", time.Minute); !errors.Is(err, session.ErrLocked) {
+		t.Fatalf("the lock was released after a failed append: %v", err)
+	}
 }
