@@ -308,10 +308,11 @@ func (w *Worker) record(ctx context.Context, j *job, st session.InvocationStatus
 	// with its result, runs nothing and can only re-publish these same
 	// bytes. So the final events, the record and the lock's release go
 	// together (one round trip with redissession.Gate); the result publish
-	// and the ack that follow write nothing to the session. The step is
-	// fenced by the lock: a worker that lost it writes nothing (an
+	// and the ack that follow write nothing to the session. On Redis the
+	// step is fenced by the lock: a worker that lost it writes nothing (an
 	// ErrNotOwner), and the redelivery resumes the invocation from what
-	// the session holds, as after any failure here.
+	// the session holds, as after any failure here. (The sequential gate
+	// of the NATS-only mode is not fenced, no more than its appends.)
 	_ = j.renewer.Stop()
 	evs := j.unstored
 	j.unstored = nil

@@ -10,24 +10,28 @@ import (
 // invocation left to its caller (agent.RunRequest.DeferFinalWrite).
 type EventGate interface {
 	Gate
-	// FinishWithEvents appends evs to key's session in sessions, as
-	// AppendEvents, and does Finish, in one atomic step when sessions is a
-	// store it can write in that step (the one the gate was built for;
-	// otherwise as AppendThenFinish). The atomic step writes only while
-	// owner holds key's lock (else nothing, released true and an error
-	// wrapping ErrNotOwner) and stores no events for an invocation whose
-	// record is completed already (the *InvocationCompletedError, as
-	// Finish). Events that could not be encoded give a *FinishAppendError
-	// and nothing is written. After a transport error the outcome is
-	// unknown (released false): the caller must not write the events
-	// again itself, but let the redelivery decide from what is stored.
+	// FinishWithEvents appends evs (possibly none) to key's session in
+	// sessions, as AppendEvents, and does Finish, in one atomic step when
+	// sessions is a store it can write in that step (the one the gate was
+	// built for; otherwise as Finish or AppendThenFinish, which are not
+	// fenced by the lock). The atomic step writes only while owner holds
+	// key's lock (else nothing, released true, and an error wrapping
+	// ErrNotOwner, or the *InvocationCompletedError when the record is
+	// completed) and stores no events for an invocation whose record is
+	// completed already (the *InvocationCompletedError, as Finish). Events
+	// that could not be encoded give a *FinishAppendError and nothing is
+	// written; a write the store refused inside the step is returned as
+	// the store's error, and nothing is written either. After a transport
+	// error the outcome is unknown (released false): the caller must not
+	// write the events again itself, but let the redelivery decide from
+	// what is stored.
 	FinishWithEvents(ctx context.Context, rec *Invocation, key Key, owner string, sessions Service, evs []*Event) (released bool, err error)
 }
 
-// FinishAppendError reports that the events were not stored by
-// FinishWithEvents or AppendThenFinish, and so neither was the record nor
-// was the lock released. After a transport error the events may have
-// been stored all the same.
+// FinishAppendError reports that the events could not be encoded
+// (EventGate.FinishWithEvents) or that AppendThenFinish's append failed: the
+// record was not written and the lock not released. After a transport
+// error in AppendThenFinish the events may have been stored all the same.
 type FinishAppendError struct {
 	Err error // Err is the append's error.
 }
@@ -39,14 +43,14 @@ func (e *FinishAppendError) Unwrap() error { return e.Err }
 
 // FinishWithEvents stores evs in key's session and then finishes the
 // invocation with g: through g's FinishWithEvents when it is an EventGate
-// (one step), else AppendEvents then g.Finish. With no events it is
-// g.Finish.
+// (one step, also with no events), else AppendEvents then g.Finish (with no
+// events, g.Finish).
 func FinishWithEvents(ctx context.Context, g Gate, sessions Service, rec *Invocation, key Key, owner string, evs []*Event) (released bool, err error) {
-	if len(evs) == 0 {
-		return g.Finish(ctx, rec, key, owner)
-	}
 	if eg, ok := g.(EventGate); ok {
 		return eg.FinishWithEvents(ctx, rec, key, owner, sessions, evs)
+	}
+	if len(evs) == 0 {
+		return g.Finish(ctx, rec, key, owner)
 	}
 	return AppendThenFinish(ctx, g, sessions, rec, key, owner, evs)
 }

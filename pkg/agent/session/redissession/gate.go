@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -209,35 +210,51 @@ func (g *Gate) Finish(ctx context.Context, rec *session.Invocation, key session.
 }
 
 // finishEventsScript is finishScript for the invocation's last events,
-// fenced by the lock: it writes nothing unless ARGV[8] holds the lock
-// (returns {-1, current owner or ”}), and over a completed record it
-// stores no events and answers as luaTransition, releasing the lock. Else
-// it appends the events as Service.AppendEvents would, stores the record
-// and releases the lock. KEYS[1] record, KEYS[2] lock, KEYS[3..5] the
-// session's events, state and meta; ARGV[1..7] luaTransition's arguments,
-// ARGV[8] owner, ARGV[9] created_at, ARGV[10] session TTL ms (0: none),
-// then n and n events, m and m state field/value pairs, d and d state
-// fields to delete.
+// fenced by the lock. Unless ARGV[8] holds the lock it writes nothing: it
+// answers as luaTransition for a completed record (so a resent script
+// reads like Finish's), else {-1, the current owner, or an empty string
+// for none}. Over a completed record it stores no events, answers as
+// luaTransition and releases the lock. Else it appends the events as
+// Service.AppendEvents would (in calls of at most 1000 values: Lua's
+// unpack stops at 8000), then created_at and the TTLs, so a write that
+// fails (a key of the wrong type) fails before anything else changed,
+// stores the record and releases the lock. KEYS[1] record, KEYS[2] lock,
+// KEYS[3..5] the session's events, state and meta; ARGV[1..7]
+// luaTransition's arguments, ARGV[8] owner, ARGV[9] created_at, ARGV[10]
+// session TTL ms (0: none), then n and n events, m and m state field/value
+// pairs, d and d state fields to delete. With no events the session is not
+// touched.
 var finishEventsScript = redis.NewScript(luaTransition + `
+local function chunked(cmd, key, from, to, step)
+  local i = from
+  while i <= to do
+    local j = math.min(i + step - 1, to)
+    redis.call(cmd, key, unpack(ARGV, i, j))
+    i = j + 1
+  end
+end
 local cur = redis.call('GET', KEYS[2])
-if cur ~= ARGV[8] then return {-1, cur or ''} end
-if redis.call('HGET', KEYS[1], 'status') == 'completed' then
+local completed = redis.call('HGET', KEYS[1], 'status') == 'completed'
+if cur ~= ARGV[8] then
+  if completed then return {0, redis.call('HGETALL', KEYS[1])} end
+  return {-1, cur or ''}
+end
+if completed then
   redis.call('DEL', KEYS[2])
   return {0, redis.call('HGETALL', KEYS[1])}
 end
-local i = 11
-local n = tonumber(ARGV[i])
-redis.call('HSETNX', KEYS[5], 'created_at', ARGV[9])
-redis.call('RPUSH', KEYS[3], unpack(ARGV, i + 1, i + n))
-i = i + n + 1
-local m = tonumber(ARGV[i])
-if m > 0 then redis.call('HSET', KEYS[4], unpack(ARGV, i + 1, i + 2 * m)) end
-i = i + 2 * m + 1
-local d = tonumber(ARGV[i])
-if d > 0 then redis.call('HDEL', KEYS[4], unpack(ARGV, i + 1, i + d)) end
-local ttl = tonumber(ARGV[10])
-if ttl > 0 then
-  for k = 3, 5 do redis.call('PEXPIRE', KEYS[k], ttl) end
+local n = tonumber(ARGV[11])
+local m = tonumber(ARGV[12 + n])
+local d = tonumber(ARGV[13 + n + 2 * m])
+if n > 0 then
+  chunked('RPUSH', KEYS[3], 12, 11 + n, 1000)
+  chunked('HSET', KEYS[4], 13 + n, 12 + n + 2 * m, 1000)
+  chunked('HDEL', KEYS[4], 14 + n + 2 * m, 13 + n + 2 * m + d, 1000)
+  redis.call('HSETNX', KEYS[5], 'created_at', ARGV[9])
+  local ttl = tonumber(ARGV[10])
+  if ttl > 0 then
+    for k = 3, 5 do redis.call('PEXPIRE', KEYS[k], ttl) end
+  end
 end
 local r = transition(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
 redis.call('DEL', KEYS[2])
@@ -245,20 +262,22 @@ return r
 `)
 
 // FinishWithEvents implements session.EventGate with one script
-// (finishEventsScript), when sessions is a *Service on the gate's client and
-// key prefix; otherwise session.AppendThenFinish. It writes only under
-// owner's lock, and an invocation found completed gets no more events. A
-// script that runs twice (a client that resends it after a lost reply)
-// finds the lock released and writes nothing the second time.
+// (finishEventsScript) when sessions is a *Service on the gate's client and
+// key prefix, also with no events: then it writes only under owner's lock,
+// and an invocation found completed gets no more events. A script that
+// runs twice (a client that resends it after a lost reply) finds the lock
+// released and the record completed, writes nothing and answers as Finish
+// does then. With another Service it is Finish (no events) or
+// session.AppendThenFinish, which are not fenced by the lock.
 func (g *Gate) FinishWithEvents(ctx context.Context, rec *session.Invocation, key session.Key, owner string, sessions session.Service, evs []*session.Event) (bool, error) {
 	if err := session.ValidateLockArgs(key, owner, 0, false); err != nil {
 		return false, err
 	}
-	if len(evs) == 0 {
-		return g.Finish(ctx, rec, key, owner)
-	}
 	svc, ok := sessions.(*Service)
 	if !ok || !sameClient(svc.rdb, g.locker.rdb) || svc.cfg.Prefix != g.locker.cfg.Prefix {
+		if len(evs) == 0 {
+			return g.Finish(ctx, rec, key, owner)
+		}
 		return session.AppendThenFinish(ctx, g, sessions, rec, key, owner, evs)
 	}
 	op, err := svc.encodeAppend(evs)
@@ -292,9 +311,17 @@ func (g *Gate) FinishWithEvents(ctx context.Context, rec *session.Invocation, ke
 		// (fenced) release, and the redelivery decides from the store.
 		return false, fmt.Errorf("redissession: finish invocation %q as %s with %d event(s): %w", rec.ID, rec.Status, len(evs), err)
 	}
+	if len(res) == 0 {
+		return false, fmt.Errorf("redissession: finish invocation %q: empty reply", rec.ID)
+	}
 	if code, _ := res[0].(int64); code == -1 && len(res) == 2 {
 		holder, _ := res[1].(string)
-		return true, fmt.Errorf("redissession: finish invocation %q: lock of %v held by %q, nothing written: %w", rec.ID, key, holder, session.ErrNotOwner)
+		if holder == "" {
+			holder = "nobody"
+		} else {
+			holder = strconv.Quote(holder)
+		}
+		return true, fmt.Errorf("redissession: finish invocation %q: lock of %v held by %s, nothing written: %w", rec.ID, key, holder, session.ErrNotOwner)
 	}
 	return true, applyTransitionReply(rec, now, res)
 }

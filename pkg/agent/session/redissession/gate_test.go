@@ -3,6 +3,7 @@ package redissession_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -150,8 +151,12 @@ func TestFinishWithEventsRoundTripsAndFallbacks(t *testing.T) {
 		if e, err := g.Enter(ctx, k, "w1", time.Minute, r); err != nil || e.Lease == nil {
 			t.Fatalf("Enter(%s) = %+v, %v", id, e, err)
 		}
+		// "gone" is stored first, so only a delete in Redis removes it.
+		if err := sessions.AppendEvent(ctx, k, &session.Event{InvocationID: "earlier", Author: "u", Actions: session.Actions{StateDelta: map[string]any{"gone": "x"}}}); err != nil {
+			t.Fatal(err)
+		}
 		evs := []*session.Event{
-			{InvocationID: id, Author: "support", Actions: session.Actions{StateDelta: map[string]any{"a": 1.0, "gone": "x"}}},
+			{InvocationID: id, Author: "support", Actions: session.Actions{StateDelta: map[string]any{"a": 1.0}}},
 			{InvocationID: id, Author: "support", Actions: session.Actions{StateDelta: map[string]any{"gone": nil}}},
 		}
 		before := rt.n.Load()
@@ -161,8 +166,8 @@ func TestFinishWithEventsRoundTripsAndFallbacks(t *testing.T) {
 			t.Fatalf("FinishWithEvents(%s) = %v, %v", id, released, err)
 		}
 		s, err := sessions.Get(ctx, k)
-		if err != nil || len(s.Events) != 2 || s.Events[0].ID != evs[0].ID || s.Events[1].ID != evs[1].ID {
-			t.Fatalf("session %s = %+v, %v; want the two events once, in order", id, s, err)
+		if err != nil || len(s.Events) != 3 || s.Events[1].ID != evs[0].ID || s.Events[2].ID != evs[1].ID {
+			t.Fatalf("session %s = %+v, %v; want the two events once, in order, after the earlier one", id, s, err)
 		}
 		if _, gone := s.State["gone"]; s.State["a"] != 1.0 || gone {
 			t.Fatalf("session %s state = %v; want a=1 and gone deleted", id, s.State)
@@ -266,8 +271,12 @@ func TestFinishWithEventsIsFenced(t *testing.T) {
 	if err := locker.Release(ctx, k, "w1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.FinishWithEvents(ctx, done("expired", k), k, "w1", svc, ev("expired")); !errors.Is(err, session.ErrNotOwner) {
-		t.Fatalf("FinishWithEvents without the lock = %v; want ErrNotOwner", err)
+	if released, err := g.FinishWithEvents(ctx, done("expired", k), k, "w1", svc, ev("expired")); !errors.Is(err, session.ErrNotOwner) || !released {
+		t.Fatalf("FinishWithEvents without the lock = %v, %v; want ErrNotOwner, released", released, err)
+	}
+	// With no events it is fenced all the same.
+	if _, err := g.FinishWithEvents(ctx, done("expired", k), k, "w1", svc, nil); !errors.Is(err, session.ErrNotOwner) {
+		t.Fatalf("FinishWithEvents without the lock and events = %v; want ErrNotOwner", err)
 	}
 	if n, st := events(k), status("expired"); n != 0 || st != session.InvocationRunning {
 		t.Fatalf("without the lock: %d events stored, record %s; want none, running", n, st)
@@ -300,5 +309,60 @@ func TestFinishWithEventsIsFenced(t *testing.T) {
 	}
 	if _, err := locker.Acquire(ctx, k, "w2", time.Minute); !errors.Is(err, session.ErrLocked) {
 		t.Fatalf("the lock was released after a failed append: %v", err)
+	}
+}
+
+// The script sent twice (a client resending it after a lost reply) answers
+// the second time as Finish would, completed, and writes nothing more; a
+// session TTL is applied to the session's keys; more values than Lua's
+// unpack takes at once are written in chunks (review findings).
+func TestFinishWithEventsResentTTLAndLarge(t *testing.T) {
+	rdb, prefix := redistest.Client(t)
+	cfg := redissession.Config{Prefix: prefix, SessionTTL: time.Hour}
+	g, err := redissession.NewGate(rdb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := redissession.New(rdb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	k := session.Key{App: "a", UserID: "u", SessionID: "big"}
+	if e, err := g.Enter(ctx, k, "w1", time.Minute, &session.Invocation{ID: "big", Session: k, Status: session.InvocationRunning}); err != nil || e.Lease == nil {
+		t.Fatalf("Enter = %+v, %v", e, err)
+	}
+	const n, m = 8001, 4001
+	delta := make(map[string]any, m)
+	for i := range m {
+		delta[fmt.Sprintf("k%d", i)] = float64(i)
+	}
+	evs := make([]*session.Event, n)
+	for i := range evs {
+		evs[i] = &session.Event{InvocationID: "big", Author: "support"}
+	}
+	evs[0].Actions.StateDelta = delta
+	rec := func() *session.Invocation {
+		return &session.Invocation{ID: "big", Session: k, Status: session.InvocationCompleted, Result: []byte(`{}`)}
+	}
+	if released, err := g.FinishWithEvents(ctx, rec(), k, "w1", svc, evs); err != nil || !released {
+		t.Fatalf("FinishWithEvents(%d events, %d state keys) = %v, %v", n, m, released, err)
+	}
+	s, err := svc.Get(ctx, k)
+	if err != nil || len(s.Events) != n || s.Events[n-1].ID != evs[n-1].ID || len(s.State) != m || s.State["k4000"] != 4000.0 {
+		t.Fatalf("session: %d events, %d state keys, %v; want %d and %d", len(s.Events), len(s.State), err, n, m)
+	}
+	for _, suffix := range []string{"events", "state", "meta"} {
+		if ttl := rdb.PTTL(ctx, prefix+"sess:{a:u:big}:"+suffix).Val(); ttl <= 0 || ttl > time.Hour {
+			t.Fatalf("%s TTL = %v, want the session TTL", suffix, ttl)
+		}
+	}
+	released, err := g.FinishWithEvents(ctx, rec(), k, "w1", svc, evs[:1])
+	var ce *session.InvocationCompletedError
+	if !errors.As(err, &ce) || !released {
+		t.Fatalf("the script resent = %v, %v; want *InvocationCompletedError, released", released, err)
+	}
+	if s, err := svc.Get(ctx, k); err != nil || len(s.Events) != n {
+		t.Fatalf("the resent script stored events: %d, %v", len(s.Events), err)
 	}
 }

@@ -146,8 +146,8 @@ type appendOp struct {
 	del     []string
 }
 
-// encodeAppend stamps and encodes evs (at least one) and merges their state
-// deltas in order.
+// encodeAppend stamps and encodes evs and merges their state deltas in
+// order (created_at is the first event's time; empty with no events).
 func (s *Service) encodeAppend(evs []*session.Event) (*appendOp, error) {
 	op := &appendOp{data: make([]any, 0, len(evs))}
 	state := map[string]any{} // the events' deltas merged in order; nil deletes
@@ -176,7 +176,9 @@ func (s *Service) encodeAppend(evs []*session.Event) (*appendOp, error) {
 		}
 		op.set = append(op.set, k, string(b))
 	}
-	op.created = evs[0].Timestamp.UTC().Format(time.RFC3339Nano)
+	if len(evs) > 0 {
+		op.created = evs[0].Timestamp.UTC().Format(time.RFC3339Nano)
+	}
 	return op, nil
 }
 
