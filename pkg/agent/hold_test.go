@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"sync"
 	"testing"
 
@@ -136,10 +137,7 @@ func TestStreamingStoresFunctionResponsesAtOnce(t *testing.T) {
 	f := newFixture(t, agenttest.Reply(getOrder("A-1042")), agenttest.Reply(agenttest.Partial("It "), agenttest.Text("It shipped.")))
 	w := withWriteLog(f)
 	var kinds []string
-	for ev, err := range f.runner.Run(context.Background(), agent.RunRequest{
-		InvocationID: "inv-1", UserID: "u1", SessionID: "s1", Stream: true,
-		Message: agenttest.Text("Where is A-1042?").Content,
-	}) {
+	for ev, err := range f.ask(true) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,10 +171,7 @@ func eventKind(ev *session.Event) string {
 func TestHeldResponsesAreYieldedOnceStored(t *testing.T) {
 	f := newFixture(t, agenttest.Reply(getOrder("A-1042")), agenttest.Reply(agenttest.Text("It shipped.")))
 	var kinds []string
-	for ev, err := range f.runner.Run(context.Background(), agent.RunRequest{
-		InvocationID: "inv-1", UserID: "u1", SessionID: "s1",
-		Message: agenttest.Text("Where is A-1042?").Content,
-	}) {
+	for ev, err := range f.ask(false) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,12 +201,7 @@ func containsID(s *session.Session, id string) bool {
 func TestHeldResponseStoredWhenTheNextModelCallFails(t *testing.T) {
 	f := newFixture(t, agenttest.Reply(getOrder("A-1042")), agenttest.Fail(errors.New("bad request")), agenttest.Reply(agenttest.Text("It shipped.")))
 	w := withWriteLog(f)
-	runs := 0
-	orig := f.agent.Tools[0]
-	f.agent.Tools[0] = failingTool{name: orig.Name(), run: func(ctx context.Context, args map[string]any) (map[string]any, error) {
-		runs++
-		return orig.Run(ctx, args)
-	}}
+	runs := countRuns(f)
 	events, err := f.run(t, "inv-1", "Where is A-1042?")
 	var me *agent.ModelError
 	if !errors.As(err, &me) {
@@ -226,8 +216,8 @@ func TestHeldResponseStoredWhenTheNextModelCallFails(t *testing.T) {
 	if _, err := f.run(t, "inv-1", "Where is A-1042?"); err != nil {
 		t.Fatal(err)
 	}
-	if runs != 1 {
-		t.Fatalf("get_order ran %d times, want once (its stored response reused)", runs)
+	if *runs != 1 {
+		t.Fatalf("get_order ran %d times, want once (its stored response reused)", *runs)
 	}
 }
 
@@ -239,12 +229,7 @@ func TestHeldResponseStoredWhenTheNextModelCallFails(t *testing.T) {
 func TestResumeRunsAToolWhoseHeldResponseWasLost(t *testing.T) {
 	f := newFixture(t, agenttest.Reply(getOrder("A-1042")), agenttest.Reply(agenttest.Text("It shipped.")), agenttest.Reply(agenttest.Text("It shipped!")))
 	w := withWriteLog(f)
-	runs := 0
-	orig := f.agent.Tools[0]
-	f.agent.Tools[0] = failingTool{name: orig.Name(), run: func(ctx context.Context, args map[string]any) (map[string]any, error) {
-		runs++
-		return orig.Run(ctx, args)
-	}}
+	runs := countRuns(f)
 	first := true
 	f.runner.Sessions = &failNth{Service: w, n: 2, fail: &first}
 	var se *agent.SessionError
@@ -257,8 +242,8 @@ func TestResumeRunsAToolWhoseHeldResponseWasLost(t *testing.T) {
 	if _, err := f.run(t, "inv-1", "Where is A-1042?"); err != nil {
 		t.Fatal(err)
 	}
-	if runs != 2 {
-		t.Fatalf("get_order ran %d times, want twice (its response was never stored)", runs)
+	if *runs != 2 {
+		t.Fatalf("get_order ran %d times, want twice (its response was never stored)", *runs)
 	}
 	s := f.session(t)
 	var kinds []string
@@ -503,10 +488,7 @@ func TestDeferFinalWriteOnlyOnSuccessAndForInvoke(t *testing.T) {
 func TestStoppingOnAFlushedResponseYieldsNothingMore(t *testing.T) {
 	f := newFixture(t, agenttest.Reply(getOrder("A-1042")), agenttest.Fail(errors.New("bad request")))
 	var kinds []string
-	for ev, err := range f.runner.Run(context.Background(), agent.RunRequest{
-		InvocationID: "inv-1", UserID: "u1", SessionID: "s1",
-		Message: agenttest.Text("Where is A-1042?").Content,
-	}) {
+	for ev, err := range f.ask(false) {
 		if err != nil {
 			kinds = append(kinds, "error")
 			break
@@ -530,10 +512,7 @@ func TestNoBatchesStoresFunctionResponsesAtOnce(t *testing.T) {
 	stored := storedAtRun(t, f)
 	seen := ""
 	f.runner.Sessions = oneByOne{f.sessions}
-	for ev, err := range f.runner.Run(context.Background(), agent.RunRequest{
-		InvocationID: "inv-1", UserID: "u1", SessionID: "s1",
-		Message: agenttest.Text("Where is A-1042?").Content,
-	}) {
+	for ev, err := range f.ask(false) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -544,4 +523,24 @@ func TestNoBatchesStoresFunctionResponsesAtOnce(t *testing.T) {
 	if seen != "[user:Where is A-1042? support: support:]" || *stored != "[user:Where is A-1042? support:]" {
 		t.Fatalf("session when the response was yielded = %q; want it stored already", seen)
 	}
+}
+
+// ask runs inv-1 asking where A-1042 is, streaming or not.
+func (f *fixture) ask(stream bool) iter.Seq2[*session.Event, error] {
+	return f.runner.Run(context.Background(), agent.RunRequest{
+		InvocationID: "inv-1", UserID: "u1", SessionID: "s1", Stream: stream,
+		Message: agenttest.Text("Where is A-1042?").Content,
+	})
+}
+
+// countRuns replaces get_order with a tool that counts its runs and then
+// answers like get_order.
+func countRuns(f *fixture) *int {
+	runs := 0
+	orig := f.agent.Tools[0]
+	f.agent.Tools[0] = failingTool{name: orig.Name(), run: func(ctx context.Context, args map[string]any) (map[string]any, error) {
+		runs++
+		return orig.Run(ctx, args)
+	}}
+	return &runs
 }

@@ -18,26 +18,41 @@ import (
 
 func TestGateConformance(t *testing.T) {
 	sessiontest.RunGate(t, func(t *testing.T) sessiontest.GateParts {
-		rdb, prefix := redistest.Client(t)
-		cfg := redissession.Config{Prefix: prefix}
-		g, err := redissession.NewGate(rdb, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := redissession.NewLocker(rdb, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := redissession.NewInvocations(rdb, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		svc, err := redissession.New(rdb, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sessiontest.GateParts{Gate: g, Locker: l, Invocations: s, Sessions: svc}
+		p := newParts(t, 0)
+		return sessiontest.GateParts{Gate: p.gate, Locker: p.locker, Invocations: p.inv, Sessions: p.svc}
 	})
+}
+
+// parts are a Gate, Service, Invocations and Locker on one client and a
+// key prefix of their own.
+type parts struct {
+	rdb    *redis.Client
+	prefix string
+	gate   *redissession.Gate
+	svc    *redissession.Service
+	inv    *redissession.Invocations
+	locker *redissession.Locker
+}
+
+func newParts(t *testing.T, sessionTTL time.Duration) parts {
+	t.Helper()
+	rdb, prefix := redistest.Client(t)
+	cfg := redissession.Config{Prefix: prefix, SessionTTL: sessionTTL}
+	p := parts{rdb: rdb, prefix: prefix}
+	var err error
+	if p.gate, err = redissession.NewGate(rdb, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if p.svc, err = redissession.New(rdb, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if p.inv, err = redissession.NewInvocations(rdb, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if p.locker, err = redissession.NewLocker(rdb, cfg); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // EnterWithSession reads the session only from the Service it was built
@@ -123,23 +138,11 @@ func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 // finishes. Each way the events are stored once, in order, and the record
 // completed.
 func TestFinishWithEventsRoundTripsAndFallbacks(t *testing.T) {
-	rdb, prefix := redistest.Client(t)
+	p := newParts(t, 0)
+	rdb, g, svc, inv := p.rdb, p.gate, p.svc, p.inv
 	rt := &roundTrips{}
 	rdb.AddHook(rt)
-	cfg := redissession.Config{Prefix: prefix}
-	g, err := redissession.NewGate(rdb, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := redissession.New(rdb, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := redissession.New(rdb, redissession.Config{Prefix: prefix + "other:"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	inv, err := redissession.NewInvocations(rdb, cfg)
+	other, err := redissession.New(rdb, redissession.Config{Prefix: p.prefix + "other:"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,24 +199,8 @@ func TestFinishWithEventsRoundTripsAndFallbacks(t *testing.T) {
 // the lock held when the append fails inside Redis (review findings: the
 // first version appended in a MULTI whatever the lock and the record said).
 func TestFinishWithEventsIsFenced(t *testing.T) {
-	rdb, prefix := redistest.Client(t)
-	cfg := redissession.Config{Prefix: prefix}
-	g, err := redissession.NewGate(rdb, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := redissession.New(rdb, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inv, err := redissession.NewInvocations(rdb, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	locker, err := redissession.NewLocker(rdb, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newParts(t, 0)
+	rdb, prefix, g, svc, inv, locker := p.rdb, p.prefix, p.gate, p.svc, p.inv, p.locker
 	ctx := context.Background()
 	enter := func(id string) session.Key {
 		t.Helper()
@@ -317,16 +304,8 @@ func TestFinishWithEventsIsFenced(t *testing.T) {
 // session TTL is applied to the session's keys; more values than Lua's
 // unpack takes at once are written in chunks (review findings).
 func TestFinishWithEventsResentTTLAndLarge(t *testing.T) {
-	rdb, prefix := redistest.Client(t)
-	cfg := redissession.Config{Prefix: prefix, SessionTTL: time.Hour}
-	g, err := redissession.NewGate(rdb, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := redissession.New(rdb, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newParts(t, time.Hour)
+	rdb, prefix, g, svc := p.rdb, p.prefix, p.gate, p.svc
 	ctx := context.Background()
 	k := session.Key{App: "a", UserID: "u", SessionID: "big"}
 	if e, err := g.Enter(ctx, k, "w1", time.Minute, &session.Invocation{ID: "big", Session: k, Status: session.InvocationRunning}); err != nil || e.Lease == nil {
