@@ -75,12 +75,13 @@ type RunRequest struct {
 // Run runs (or resumes) one invocation and yields its events as they happen:
 // partial streaming events (not stored) and stored events, each appended to
 // the session before it is yielded. A model response is stored before the
-// tools it asks for run. The user message, and unless req.Stream a tool
-// step's function responses, are stored in one write with the next model
-// response (or at the end, also when the invocation fails): a crash before
-// that write resumes by running those tools again, which an effectful tool
-// makes harmless with its idempotency key (pkg/idempotency). The sequence ends after the final
-// response, or with one non-nil error that ends the invocation (a
+// tools it asks for run. The user message, and a tool step's function
+// responses (unless req.Stream, or the store has no batches), are stored in
+// one write with the next model response (or at the end, also when the
+// invocation fails): a crash before that write resumes by running those
+// tools again, which an effectful tool makes harmless with its idempotency
+// key (pkg/idempotency). The sequence ends after the final response, or
+// with one non-nil error that ends the invocation (a
 // *ModelError, *ToolError, *CallbackError, *SessionError, a
 // *model.CallBudgetError, ErrStopped or the context's error). Breaking out of
 // the range loop stops the invocation at that point.
