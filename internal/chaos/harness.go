@@ -28,6 +28,7 @@ type Harness struct {
 
 	natsBin, redisBin      string
 	workerBin, replayerBin string
+	built                  bool // Build succeeded
 	natsPort, redisPort    int
 	natsDir, redisDir      string
 	natsURL, redisURL      string
@@ -125,8 +126,16 @@ func (h *Harness) intN(n int) int {
 	return h.rng.IntN(n)
 }
 
-// build builds the worker and, unless the replay is off, the replayer.
-func (h *Harness) build(ctx context.Context) error {
+// Build builds the worker and, unless the replay is off, the replayer into
+// the work directory. Run calls it when it has not run yet; a caller that
+// must bound the soak but not a cold build (a build on an empty cache can
+// take minutes on a busy machine) calls Build first with a context of its
+// own. Calling it again after it succeeded does nothing.
+func (h *Harness) Build(ctx context.Context) error {
+	if h.built {
+		return nil
+	}
+	h.logf("building ./cmd/worker and ./cmd/dlq-replayer into %s", h.dir)
 	bin := filepath.Join(h.dir, "bin")
 	h.workerBin = filepath.Join(bin, "worker")
 	if err := goBuild(ctx, h.cfg.ModuleDir, "./cmd/worker", h.workerBin); err != nil {
@@ -139,6 +148,7 @@ func (h *Harness) build(ctx context.Context) error {
 		}
 		h.replayerBin = p
 	}
+	h.built = true
 	return nil
 }
 

@@ -29,8 +29,7 @@ type Event struct {
 func (h *Harness) Run(ctx context.Context) (*Report, error) {
 	cfg := h.cfg
 	rep := &Report{Config: cfg}
-	h.logf("building ./cmd/worker and ./cmd/dlq-replayer into %s", h.dir)
-	if err := h.build(ctx); err != nil {
+	if err := h.Build(ctx); err != nil {
 		return nil, err
 	}
 	var err error
