@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,30 +16,25 @@ import (
 	"github.com/agentfleet/agentfleet/internal/natstest"
 	"github.com/agentfleet/agentfleet/internal/redistest"
 	"github.com/agentfleet/agentfleet/internal/streams"
+	"github.com/agentfleet/agentfleet/internal/testmain"
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/client"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
 
+// workerBin is this test binary, which runs as the worker when started with
+// testmain.Env(testmain.Worker) (see TestMain and internal/testmain): no
+// `go build` of ./cmd/worker inside the tests.
 var workerBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "agentfleet-bin-")
-	if err != nil {
-		panic(err)
-	}
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	workerBin = filepath.Join(dir, "worker")
-	cmd := exec.Command("go", "build", "-o", workerBin, "./cmd/worker")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build worker: %v\n%s", err, out)
+	testmain.Dispatch() // a worker process started by a test
+	var err error
+	if workerBin, err = testmain.Executable(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // fleet is an embedded NATS server in the test process and worker
@@ -67,6 +60,7 @@ func newFleet(t *testing.T, extraEnv ...string) *fleet {
 	rdb, prefix := redistest.Client(t)
 	f := &fleet{t: t, url: s.ClientURL(), rdb: rdb, prefix: prefix, js: js}
 	f.env = append(os.Environ(),
+		testmain.Env(testmain.Worker),
 		"AGENTFLEET_NATS_URL="+f.url,
 		"AGENTFLEET_REDIS_URL="+redistest.URL(),
 		"AGENTFLEET_REDIS_PREFIX="+prefix,

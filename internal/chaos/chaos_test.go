@@ -9,7 +9,13 @@ import (
 	"time"
 
 	"github.com/agentfleet/agentfleet/internal/chaos"
+	"github.com/agentfleet/agentfleet/internal/testmain"
 )
+
+func TestMain(m *testing.M) {
+	testmain.Dispatch() // a child started by the test runs as the worker or replayer
+	os.Exit(m.Run())
+}
 
 // testWriter sends the harness's lines to t.Log.
 type testWriter struct{ t *testing.T }
@@ -30,24 +36,23 @@ func TestSmallChaosRound(t *testing.T) {
 		t.Skipf("chaos round skipped: nats-server or redis-server binary missing: %v", err)
 	}
 	out := testWriter{t}
+	// The workers and the replayer are this test binary (TestMain), not
+	// binaries built here: see internal/testmain.
+	self, err := testmain.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	h, err := chaos.New(chaos.Config{
 		Invocations: 150, Duration: 75 * time.Second, Workers: 3, Concurrency: 16,
 		KillEvery: 5 * time.Second, MaxKills: 1, SubmitRate: 12,
 		WorkDir: t.TempDir(), Out: out,
+		WorkerBin: self, WorkerEnv: []string{testmain.Env(testmain.Worker)},
+		ReplayerBin: self, ReplayerEnv: []string{testmain.Env(testmain.Replayer)},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.Close) // kills every child process, also when the test fails
-	// The build is bounded by the test binary's deadline only: on an empty
-	// build cache, beside the rest of `go test -race ./...`, it took over
-	// four minutes on this 2-core machine (CI, fresh clone), which the
-	// soak's own bound must not include.
-	bctx, bcancel := buildContext(t)
-	defer bcancel()
-	if err := h.Build(bctx); err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	rep, err := h.Run(ctx)
@@ -70,15 +75,6 @@ func TestSmallChaosRound(t *testing.T) {
 			t.Error(s)
 		}
 	}
-}
-
-// buildContext is bounded by the test's deadline less a margin for the
-// soak (or ten minutes without a deadline).
-func buildContext(t *testing.T) (context.Context, context.CancelFunc) {
-	if d, ok := t.Deadline(); ok {
-		return context.WithDeadline(context.Background(), d.Add(-5*time.Minute))
-	}
-	return context.WithTimeout(context.Background(), 10*time.Minute)
 }
 
 // dumpLogs logs the end of every child's log.

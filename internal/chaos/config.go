@@ -61,6 +61,15 @@ type Config struct {
 	// ModuleDir is the module root holding cmd/worker (default: found from
 	// the working directory).
 	ModuleDir string
+	// WorkerBin and ReplayerBin, when set, are started as the worker and
+	// the replayer instead of binaries built from ./cmd/worker and
+	// ./cmd/dlq-replayer (a test starts its own test binary,
+	// internal/testmain); WorkerEnv and ReplayerEnv are added to those
+	// children's environment (e.g. testmain.Env(testmain.Worker)).
+	WorkerBin   string
+	ReplayerBin string   // ReplayerBin: see WorkerBin.
+	WorkerEnv   []string // WorkerEnv: see WorkerBin.
+	ReplayerEnv []string // ReplayerEnv: see WorkerBin.
 	// WorkDir holds the binaries, server data and logs (default: a new
 	// temporary directory, removed by Close unless KeepWorkDir).
 	WorkDir     string

@@ -127,26 +127,35 @@ func (h *Harness) intN(n int) int {
 }
 
 // Build builds the worker and, unless the replay is off, the replayer into
-// the work directory. Run calls it when it has not run yet; a caller that
-// must bound the soak but not a cold build (a build on an empty cache can
-// take minutes on a busy machine) calls Build first with a context of its
-// own. Calling it again after it succeeded does nothing.
+// the work directory, except where Config.WorkerBin or Config.ReplayerBin
+// names one already built. Run calls it when it has not run yet; a caller
+// that must bound the soak but not a cold build (a build on an empty cache
+// can take minutes on a busy machine) calls Build first with a context of
+// its own. Calling it again after it succeeded does nothing.
 func (h *Harness) Build(ctx context.Context) error {
 	if h.built {
 		return nil
 	}
-	h.logf("building ./cmd/worker and ./cmd/dlq-replayer into %s", h.dir)
 	bin := filepath.Join(h.dir, "bin")
-	h.workerBin = filepath.Join(bin, "worker")
-	if err := goBuild(ctx, h.cfg.ModuleDir, "./cmd/worker", h.workerBin); err != nil {
-		return err
+	needReplayer := h.cfg.Replay == ReplayAuto || h.cfg.Replay == ReplayBinary
+	if h.cfg.WorkerBin == "" || (needReplayer && h.cfg.ReplayerBin == "") {
+		h.logf("building ./cmd/worker and ./cmd/dlq-replayer into %s", bin)
 	}
-	if h.cfg.Replay == ReplayAuto || h.cfg.Replay == ReplayBinary {
-		p := filepath.Join(bin, "dlq-replayer")
-		if err := goBuild(ctx, h.cfg.ModuleDir, "./cmd/dlq-replayer", p); err != nil {
+	h.workerBin = h.cfg.WorkerBin
+	if h.workerBin == "" {
+		h.workerBin = filepath.Join(bin, "worker")
+		if err := goBuild(ctx, h.cfg.ModuleDir, "./cmd/worker", h.workerBin); err != nil {
 			return err
 		}
-		h.replayerBin = p
+	}
+	if needReplayer {
+		h.replayerBin = h.cfg.ReplayerBin
+		if h.replayerBin == "" {
+			h.replayerBin = filepath.Join(bin, "dlq-replayer")
+			if err := goBuild(ctx, h.cfg.ModuleDir, "./cmd/dlq-replayer", h.replayerBin); err != nil {
+				return err
+			}
+		}
 	}
 	h.built = true
 	return nil
@@ -254,7 +263,7 @@ func (h *Harness) workerEnv(i int, faults bool) []string {
 	if faults {
 		modelFaults, toolFaults = h.cfg.ModelFaults, h.cfg.ToolFaults
 	}
-	return childEnv(
+	return append(childEnv(
 		"AGENTFLEET_NATS_URL="+h.natsURL,
 		"AGENTFLEET_REDIS_URL="+h.redisURL,
 		"AGENTFLEET_MODEL_SPEC=sim",
@@ -269,7 +278,7 @@ func (h *Harness) workerEnv(i int, faults bool) []string {
 		"AGENTFLEET_WORKER_INFRA_BACKOFF_MAX=4s",
 		"AGENTFLEET_METRICS_ADDR=",
 		"AGENTFLEET_LOG_LEVEL=info",
-	)
+	), h.cfg.WorkerEnv...)
 }
 
 // startWorker starts worker i (a new generation of it).

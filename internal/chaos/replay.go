@@ -102,7 +102,7 @@ func (h *Harness) replay(ctx context.Context, cl *client.Client, rep *Report, de
 func (h *Harness) runReplayer(ctx context.Context, deadline time.Time) (int, error) {
 	args := append([]string{"replay", "--nats-url", h.natsURL, "--redis-url", h.redisURL, "--yes"}, h.cfg.ReplayerArgs...)
 	h.logf("running dlq-replayer %s", strings.Join(args, " "))
-	p, err := startProc(&h.ps, h.logDir, "dlq-replayer", h.replayerBin, args, childEnv())
+	p, err := startProc(&h.ps, h.logDir, "dlq-replayer", h.replayerBin, args, childEnv(h.cfg.ReplayerEnv...))
 	if err != nil {
 		return -1, err
 	}
