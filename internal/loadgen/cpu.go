@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,6 +23,7 @@ type cpuMeter struct {
 	natsPID          int
 	self, rds, natsT time.Duration
 	reads, cmds      int64 // -1: the first reading failed
+	mallocs, bytes   uint64
 }
 
 func startCPU(ctx context.Context, rdb *redis.Client, external bool) *cpuMeter {
@@ -34,6 +36,7 @@ func startCPU(ctx context.Context, rdb *redis.Client, external bool) *cpuMeter {
 		m.reads, m.cmds = -1, -1
 	}
 	m.self, m.rds, m.natsT = selfCPU(), redisCPU(ctx, rdb), procCPU(m.natsPID)
+	m.mallocs, m.bytes = heapAllocs()
 	return m
 }
 
@@ -46,6 +49,10 @@ func (m *cpuMeter) finish(ctx context.Context, p *Phase) {
 		return ms(d) / float64(p.Completed)
 	}
 	p.CPUMSPerInvocation = per(selfCPU() - m.self)
+	if mallocs, bytes := heapAllocs(); p.Completed > 0 {
+		p.AllocsPerInvocation = float64(mallocs-m.mallocs) / float64(p.Completed)
+		p.AllocKiBPerInvocation = float64(bytes-m.bytes) / 1024 / float64(p.Completed)
+	}
 	if m.rdb != nil {
 		p.RedisCPUMSPerInvocation = per(redisCPU(ctx, m.rdb) - m.rds)
 		if reads, cmds, ok := redisCounts(ctx, m.rdb); ok && m.reads >= 0 && p.Completed > 0 && reads > m.reads {
@@ -56,6 +63,14 @@ func (m *cpuMeter) finish(ctx context.Context, p *Phase) {
 	if m.natsPID > 0 {
 		p.NATSCPUMSPerInvocation = per(procCPU(m.natsPID) - m.natsT)
 	}
+}
+
+// heapAllocs returns this process's heap allocations so far: their count
+// and bytes (runtime.ReadMemStats stops the world briefly: twice a phase).
+func heapAllocs() (mallocs, bytes uint64) {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.Mallocs, ms.TotalAlloc
 }
 
 func selfCPU() time.Duration {

@@ -40,6 +40,9 @@ func TestTinyEmbeddedLoad(t *testing.T) {
 		if p.Submitted != 20 || p.Completed != 20 || p.Lost != 0 || len(p.Other) != 0 {
 			t.Errorf("%s: submitted %d completed %d lost %d other %v, want 20/20/0", p.Name, p.Submitted, p.Completed, p.Lost, p.Other)
 		}
+		if p.AllocsPerInvocation <= 0 || p.AllocKiBPerInvocation <= 0 {
+			t.Errorf("%s: %.0f allocs, %.1f KiB per invocation: not measured", p.Name, p.AllocsPerInvocation, p.AllocKiBPerInvocation)
+		}
 		if p.Name == "bare" {
 			continue
 		}

@@ -109,7 +109,7 @@ func (r *Report) Print(out io.Writer) {
 	fmt.Fprintf(out, "NATS %s   stores %s   n=%d per phase   workers=%d × concurrency=%d   window=%d   model latency=%v   GOMAXPROCS=%d\n\n",
 		r.NATS, r.Stores, r.N, r.Workers, r.Concurrency, r.Window, time.Duration(r.LatencyMS*float64(time.Millisecond)), r.GOMAXPROCS)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "phase\tcompleted\tlost\tother\tinv/s\tsteady inv/s\tp50 ms\tp99 ms\tpeak RSS MiB\tCPU ms/inv\tRedis CPU ms/inv\tNATS CPU ms/inv\tRedis reads/inv\tRedis cmds/inv\tmax in flight\trefunds\tdup refunds\t")
+	fmt.Fprintln(tw, "phase\tcompleted\tlost\tother\tinv/s\tsteady inv/s\tp50 ms\tp99 ms\tpeak RSS MiB\tCPU ms/inv\tRedis CPU ms/inv\tNATS CPU ms/inv\tRedis reads/inv\tRedis cmds/inv\tallocs/inv\tKiB alloc/inv\tmax in flight\trefunds\tdup refunds\t")
 	for _, p := range r.Phases {
 		other := 0
 		for _, c := range p.Other {
@@ -123,10 +123,10 @@ func (r *Report) Print(out io.Writer) {
 		if p.WorkerMaxInFlight > 0 {
 			inflight += fmt.Sprintf(" (worker %d)", p.WorkerMaxInFlight)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.0f\t%.0f\t%.1f\t%.1f\t%.0f\t%.2f\t%.2f\t%.2f\t%.1f\t%.1f\t%s\t%s\t%s\t\n", p.Name, p.Completed, p.Lost, other,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.0f\t%.0f\t%.1f\t%.1f\t%.0f\t%.2f\t%.2f\t%.2f\t%.1f\t%.1f\t%.0f\t%.1f\t%s\t%s\t%s\t\n", p.Name, p.Completed, p.Lost, other,
 			p.PerSecond, p.SteadyPerSecond, p.P50MS, p.P99MS, float64(p.PeakRSSBytes)/(1<<20),
 			p.CPUMSPerInvocation, p.RedisCPUMSPerInvocation, p.NATSCPUMSPerInvocation,
-			p.RedisReadsPerInvocation, p.RedisCommandsPerInvocation, inflight, refunds, dups)
+			p.RedisReadsPerInvocation, p.RedisCommandsPerInvocation, p.AllocsPerInvocation, p.AllocKiBPerInvocation, inflight, refunds, dups)
 	}
 	_ = tw.Flush()
 	for _, p := range r.Phases {

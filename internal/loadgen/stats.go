@@ -58,6 +58,14 @@ type Phase struct {
 	// generator's own few requests.
 	RedisReadsPerInvocation    float64 `json:"redis_reads_per_invocation,omitempty"`
 	RedisCommandsPerInvocation float64 `json:"redis_commands_per_invocation,omitempty"` // RedisCommandsPerInvocation: see RedisReadsPerInvocation.
+	// AllocsPerInvocation and AllocKiBPerInvocation are the heap
+	// allocations of this process (runtime.MemStats Mallocs and
+	// TotalAlloc) per completed invocation: the in-process workers or
+	// consumers and the load generator's own side, which both phases share
+	// (with --embedded the NATS server too). Counts again, steady on a
+	// noisy machine; the garbage collector's CPU follows them.
+	AllocsPerInvocation   float64 `json:"allocs_per_invocation"`
+	AllocKiBPerInvocation float64 `json:"alloc_kib_per_invocation"` // AllocKiBPerInvocation: see AllocsPerInvocation.
 	// BoundRatio is SteadyPerSecond over the Little's-law bound (in-flight
 	// mode only).
 	BoundRatio float64 `json:"bound_ratio,omitempty"`
