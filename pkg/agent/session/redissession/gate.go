@@ -14,12 +14,15 @@ import (
 )
 
 // enterScript takes the session lock (as acquireScript) and then reads the
-// invocation record, storing the running one (luaTransition) if there is
-// none. KEYS[1] lock, KEYS[2] record; ARGV[1] owner, ARGV[2] lease ms,
-// ARGV[3..9] luaTransition's arguments. Returns {0, current owner,
-// remaining ms} when the lock is held, {1, HGETALL} for an existing record,
-// {2, {created_at, attempts}} when it stored the running record.
-var enterScript = redis.NewScript(luaTransition + `
+// invocation record, storing the running one if there is none: what
+// luaTransition stores on a missing key (created_at = updated_at = now,
+// attempts 1, no finished_at), in one HSET instead of its read, count and
+// delete. KEYS[1] lock, KEYS[2] record; ARGV[1] owner, ARGV[2] lease ms,
+// ARGV[3..9] luaTransition's arguments (the status is running). Returns
+// {0, current owner, remaining ms} when the lock is held, {1, HGETALL} for
+// an existing record, {2, {created_at, attempts}} when it stored the
+// running record.
+var enterScript = redis.NewScript(`
 local cur = redis.call('GET', KEYS[1])
 if cur and cur ~= ARGV[1] then
   return {0, cur, redis.call('PTTL', KEYS[1])}
@@ -28,8 +31,10 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 if redis.call('EXISTS', KEYS[2]) == 1 then
   return {1, redis.call('HGETALL', KEYS[2])}
 end
-local r = transition(KEYS[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
-return {2, r[2]}
+redis.call('HSET', KEYS[2], 'id', ARGV[3], 'status', ARGV[4], 'session', ARGV[5],
+  'result', ARGV[6], 'error', ARGV[7], 'updated_at', ARGV[8], 'created_at', ARGV[8], 'attempts', 1)
+redis.call('PEXPIRE', KEYS[2], ARGV[9])
+return {2, {ARGV[8], '1'}}
 `)
 
 // finishScript stores a record (luaTransition) and releases the session
@@ -234,7 +239,8 @@ local function chunked(cmd, key, from, to, step)
   end
 end
 local cur = redis.call('GET', KEYS[2])
-local completed = redis.call('HGET', KEYS[1], 'status') == 'completed'
+local rec = redis.call('HMGET', KEYS[1], 'status', 'created_at', 'attempts')
+local completed = rec[1] == 'completed'
 if cur ~= ARGV[8] then
   if completed then return {0, redis.call('HGETALL', KEYS[1])} end
   return {-1, cur or ''}
@@ -256,7 +262,7 @@ if n > 0 then
     for k = 3, 5 do redis.call('PEXPIRE', KEYS[k], ttl) end
   end
 end
-local r = transition(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
+local r = store(KEYS[1], rec, ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
 redis.call('DEL', KEYS[2])
 return r
 `)

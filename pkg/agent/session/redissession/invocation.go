@@ -18,25 +18,35 @@ import (
 // session JSON, result, error, now, retention ms. Returns {1, {created_at,
 // attempts}} when stored (the caller has the rest: it just sent it), {0,
 // HGETALL} when the record is completed.
+//
+// store is the same after the read: cur is HMGET status, created_at,
+// attempts of key (a script that has read them already passes them). A
+// terminal status writes the attempts it read (0 for a record with none,
+// as HINCRBY by 0 would) instead of asking Redis for them again.
 const luaTransition = `
-local function transition(key, id, status, sess, result, err, now, retention)
-  local cur = redis.call('HMGET', key, 'status', 'created_at')
+local function store(key, cur, id, status, sess, result, err, now, retention)
   if cur[1] == 'completed' then
     return {0, redis.call('HGETALL', key)}
   end
   local created = cur[2] or now
-  local running = status == 'running'
-  local attempts = redis.call('HINCRBY', key, 'attempts', running and 1 or 0)
-  if running then
+  local attempts
+  if status == 'running' then
+    attempts = redis.call('HINCRBY', key, 'attempts', 1)
     redis.call('HDEL', key, 'finished_at')
     redis.call('HSET', key, 'id', id, 'status', status, 'session', sess,
       'result', result, 'error', err, 'updated_at', now, 'created_at', created)
   else
+    attempts = tonumber(cur[3]) or 0
     redis.call('HSET', key, 'id', id, 'status', status, 'session', sess,
-      'result', result, 'error', err, 'updated_at', now, 'created_at', created, 'finished_at', now)
+      'result', result, 'error', err, 'updated_at', now, 'created_at', created, 'finished_at', now,
+      'attempts', attempts)
   end
   redis.call('PEXPIRE', key, retention)
   return {1, {created, tostring(attempts)}}
+end
+local function transition(key, id, status, sess, result, err, now, retention)
+  return store(key, redis.call('HMGET', key, 'status', 'created_at', 'attempts'),
+    id, status, sess, result, err, now, retention)
 end
 `
 
