@@ -69,12 +69,39 @@ func TestSmallChaosRound(t *testing.T) {
 	if rep.Submitted != 150 {
 		t.Errorf("submitted %d of 150", rep.Submitted)
 	}
+	// The children are this race-enabled test binary (under -race): a race
+	// one of them hit is in its log, whether it exited or was killed.
+	if raced := racyLogs(t, h.LogDir()); len(raced) > 0 {
+		dumpLogs(t, h.LogDir())
+		t.Errorf("a data race was reported in %v", raced)
+	}
 	if v := rep.Violations(); len(v) > 0 {
 		dumpLogs(t, h.LogDir())
 		for _, s := range v {
 			t.Error(s)
 		}
 	}
+}
+
+// racyLogs returns the child logs in dir that report a data race.
+func racyLogs(t *testing.T, dir string) []string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	if len(files) == 0 {
+		t.Errorf("no child logs in %s", dir)
+	}
+	var raced []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		if strings.Contains(string(b), "WARNING: DATA RACE") {
+			raced = append(raced, filepath.Base(f))
+		}
+	}
+	return raced
 }
 
 // dumpLogs logs the end of every child's log.

@@ -6,8 +6,8 @@
 // on an empty build cache, beside the race build of every other package, a
 // plain build of ./cmd/worker took more than five minutes on a 2-core
 // machine. The test binary is already built (with -race when the suite runs
-// with it, so the children are race-checked too) and already holds every
-// package the commands use.
+// with it, so a data race in a child is reported in its output, which the
+// chaos test checks) and already holds every package the commands use.
 //
 // A package's TestMain calls Dispatch first:
 //
@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/agentfleet/agentfleet/internal/app"
@@ -61,12 +62,21 @@ func Executable() (string, error) {
 	return p, nil
 }
 
-// Dispatch returns at once unless EnvVar names a command; then it runs that
-// command with os.Args[1:] and exits with its code. An unknown name exits
-// with 2.
+// Dispatch runs the command EnvVar names with os.Args[1:] and exits with
+// its code (2 for an unknown name). Without EnvVar it returns, so the tests
+// run, unless the first argument is not a test flag: `go test` starts a
+// test binary with -test.* flags only (or none), while a child started
+// without EnvVar by mistake would carry its command's arguments ("--name
+// w1", "replay …"), and running the suite there would start the children
+// again, and so on. Such a process exits with 2 and says why.
 func Dispatch() {
 	name, ok := os.LookupEnv(EnvVar)
 	if !ok {
+		if len(os.Args) > 1 && !strings.HasPrefix(os.Args[1], "-test.") {
+			fmt.Fprintf(os.Stderr, "testmain: started with %q but without %s: not running the tests (set %s to %q or %q to run that command)\n",
+				os.Args[1:], EnvVar, EnvVar, Worker, Replayer)
+			os.Exit(2)
+		}
 		return
 	}
 	os.Exit(run(Command(name), os.Args[1:]))

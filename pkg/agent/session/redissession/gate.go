@@ -18,11 +18,13 @@ import (
 // luaTransition stores on a missing key (created_at = updated_at = now,
 // attempts 1, no finished_at), in one HSET instead of its read, count and
 // delete. KEYS[1] lock, KEYS[2] record; ARGV[1] owner, ARGV[2] lease ms,
-// ARGV[3..9] luaTransition's arguments (the status is running). Returns
+// ARGV[3..9] luaTransition's arguments (the status must be running: an
+// error reply, before any write, otherwise). Returns
 // {0, current owner, remaining ms} when the lock is held, {1, HGETALL} for
 // an existing record, {2, {created_at, attempts}} when it stored the
 // running record.
 var enterScript = redis.NewScript(`
+if ARGV[4] ~= 'running' then return redis.error_reply('ERR enter needs a running record') end
 local cur = redis.call('GET', KEYS[1])
 if cur and cur ~= ARGV[1] then
   return {0, cur, redis.call('PTTL', KEYS[1])}
@@ -42,6 +44,7 @@ return {2, {ARGV[8], '1'}}
 // luaTransition's arguments, ARGV[8] owner. Returns luaTransition's reply.
 var finishScript = redis.NewScript(luaTransition + `
 local r = transition(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
+if r.err then return r end -- nothing was written: keep the lock
 if redis.call('GET', KEYS[2]) == ARGV[8] then
   redis.call('DEL', KEYS[2])
 end
@@ -248,6 +251,10 @@ end
 if completed then
   redis.call('DEL', KEYS[2])
   return {0, redis.call('HGETALL', KEYS[1])}
+end
+if badAttempts(rec[3]) then
+  -- store would refuse it (HINCRBY, or its own check): refuse before any write
+  return redis.error_reply(notInteger)
 end
 local n = tonumber(ARGV[11])
 local m = tonumber(ARGV[12 + n])

@@ -21,9 +21,21 @@ import (
 //
 // store is the same after the read: cur is HMGET status, created_at,
 // attempts of key (a script that has read them already passes them). A
-// terminal status writes the attempts it read (0 for a record with none,
-// as HINCRBY by 0 would) instead of asking Redis for them again.
+// terminal status writes the attempts it read, as the string it is ('0'
+// for a record with none), instead of asking Redis for them again with
+// HINCRBY by 0; like that HINCRBY it refuses a value that is not an
+// integer (badAttempts), with an error reply and before any write, which
+// its callers return as they are.
+//
+// badAttempts is true for an attempts field (a string, or false when the
+// field is absent) that HINCRBY would refuse: not a decimal integer without
+// leading zeros (at most 18 characters: nothing these scripts write comes
+// near that, and every such integer fits HINCRBY's 64 bits).
 const luaTransition = `
+local function badAttempts(a)
+  return a and not (a == '0' or (#a <= 18 and string.match(a, '^%-?[1-9]%d*$')))
+end
+local notInteger = 'ERR hash value is not an integer'
 local function store(key, cur, id, status, sess, result, err, now, retention)
   if cur[1] == 'completed' then
     return {0, redis.call('HGETALL', key)}
@@ -31,18 +43,19 @@ local function store(key, cur, id, status, sess, result, err, now, retention)
   local created = cur[2] or now
   local attempts
   if status == 'running' then
-    attempts = redis.call('HINCRBY', key, 'attempts', 1)
+    attempts = tostring(redis.call('HINCRBY', key, 'attempts', 1))
     redis.call('HDEL', key, 'finished_at')
     redis.call('HSET', key, 'id', id, 'status', status, 'session', sess,
       'result', result, 'error', err, 'updated_at', now, 'created_at', created)
   else
-    attempts = tonumber(cur[3]) or 0
+    if badAttempts(cur[3]) then return redis.error_reply(notInteger) end
+    attempts = cur[3] or '0'
     redis.call('HSET', key, 'id', id, 'status', status, 'session', sess,
       'result', result, 'error', err, 'updated_at', now, 'created_at', created, 'finished_at', now,
       'attempts', attempts)
   end
   redis.call('PEXPIRE', key, retention)
-  return {1, {created, tostring(attempts)}}
+  return {1, {created, attempts}}
 end
 local function transition(key, id, status, sess, result, err, now, retention)
   return store(key, redis.call('HMGET', key, 'status', 'created_at', 'attempts'),

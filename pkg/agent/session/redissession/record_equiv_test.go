@@ -2,6 +2,7 @@ package redissession
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -38,8 +39,9 @@ func TestGateWritesWhatTransitionWrites(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ttl := rdb.PTTL(ctx, g.invs.cfg.invocationKey(id)).Val(); ttl <= 0 {
-			t.Errorf("record %s has no TTL (%v)", id, ttl)
+		// Every transition gives the record the whole retention.
+		if ttl, want := rdb.PTTL(ctx, g.invs.cfg.invocationKey(id)).Val(), g.invs.cfg.InvocationRetention; ttl < want-time.Minute || ttl > want {
+			t.Errorf("record %s: TTL %v, want the retention %v", id, ttl, want)
 		}
 		m = maps.Clone(m)
 		if m["id"] != id || !strings.Contains(m["session"], `"session_id":"s`+id+`"`) {
@@ -74,9 +76,14 @@ func TestGateWritesWhatTransitionWrites(t *testing.T) {
 	if err := inv.Transition(ctx, running("a", "sa")); err != nil {
 		t.Fatal(err)
 	}
-	e, err := g.Enter(ctx, key("sb"), "owner-b", time.Minute, running("b", "sb"))
+	rb := running("b", "sb")
+	e, err := g.Enter(ctx, key("sb"), "owner-b", time.Minute, rb)
 	if err != nil || e.Lease == nil || e.Existing != nil {
 		t.Fatalf("enter: %+v %v", e, err)
+	}
+	if rb.Attempts != 1 || !rb.CreatedAt.Equal(clock) || !rb.UpdatedAt.Equal(clock) || !rb.FinishedAt.IsZero() {
+		t.Errorf("Enter's record: attempts %d created %v updated %v finished %v; want 1, %v, %v, none",
+			rb.Attempts, rb.CreatedAt, rb.UpdatedAt, rb.FinishedAt, clock, clock)
 	}
 	same("new running record", "a", "b")
 
@@ -135,5 +142,66 @@ func TestGateWritesWhatTransitionWrites(t *testing.T) {
 	same("terminal record over none", "e", "f")
 	if m := hash("f"); m["attempts"] != "0" {
 		t.Errorf("record %v: want attempts 0", m)
+	}
+}
+
+// TestNonIntegerAttemptsWriteNothing: a record whose attempts field is not
+// an integer (the generic transition's HINCRBY refuses it) makes every
+// script that stores a record fail before it writes anything: the record
+// stays as it was, no events are pushed, and the lock stays with its owner.
+func TestNonIntegerAttemptsWriteNothing(t *testing.T) {
+	rdb, prefix := redistest.Client(t)
+	ctx := context.Background()
+	cfg := Config{Prefix: prefix}
+	g, err := NewGate(rdb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := New(rdb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, bad := range []string{"abc", "", " 2", "1.5", "02", "0x10", "1e2", "inf"} {
+		id, sk := fmt.Sprintf("bad-%d", i), session.Key{App: "support", UserID: "u", SessionID: fmt.Sprintf("s%d", i)}
+		rec := func(st session.InvocationStatus) *session.Invocation {
+			return &session.Invocation{ID: id, Session: sk, Status: st, Result: []byte(`{}`)}
+		}
+		if _, err := g.Enter(ctx, sk, "owner", time.Minute, rec(session.InvocationRunning)); err != nil {
+			t.Fatal(err)
+		}
+		rkey := g.invs.cfg.invocationKey(id)
+		rdb.HSet(ctx, rkey, "attempts", bad)
+		before := rdb.HGetAll(ctx, rkey).Val()
+		ks := g.locker.cfg.sessionKeys(sk)
+		for name, run := range map[string]func() error{
+			"Transition": func() error { return g.invs.Transition(ctx, rec(session.InvocationFailed)) },
+			"Finish": func() error {
+				_, err := g.Finish(ctx, rec(session.InvocationCompleted), sk, "owner")
+				return err
+			},
+			"FinishWithEvents": func() error {
+				_, err := g.FinishWithEvents(ctx, rec(session.InvocationCompleted), sk, "owner", svc,
+					[]*session.Event{{InvocationID: id, Author: "support"}})
+				return err
+			},
+			"FinishWithEvents running": func() error {
+				_, err := g.FinishWithEvents(ctx, rec(session.InvocationRunning), sk, "owner", svc,
+					[]*session.Event{{InvocationID: id, Author: "support"}})
+				return err
+			},
+		} {
+			if err := run(); err == nil || !strings.Contains(err.Error(), "not an integer") {
+				t.Errorf("attempts %q: %s: err %v, want the integer error", bad, name, err)
+			}
+			if after := rdb.HGetAll(ctx, rkey).Val(); !maps.Equal(before, after) {
+				t.Errorf("attempts %q: %s changed the record:\n%v\n%v", bad, name, before, after)
+			}
+			if owner := rdb.Get(ctx, ks.lock).Val(); owner != "owner" {
+				t.Errorf("attempts %q: %s: lock held by %q, want it kept", bad, name, owner)
+			}
+			if n := rdb.LLen(ctx, ks.events).Val(); n != 0 {
+				t.Errorf("attempts %q: %s pushed %d events", bad, name, n)
+			}
+		}
 	}
 }
