@@ -8,18 +8,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/agentfleet/agentfleet/internal/redistest"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
 )
 
-// TestGateWritesWhatTransitionWrites checks that the enter and final-write
-// scripts, which skip reads and counts the generic transition makes, leave
-// each record field for field as the transition script does: a new running
-// record (Enter), a terminal record over a running one and over none
-// (FinishWithEvents).
-func TestGateWritesWhatTransitionWrites(t *testing.T) {
+// gateAndService returns a Gate and a Service on one client under a key
+// prefix of their own.
+func gateAndService(t *testing.T) (*redis.Client, *Gate, *Service) {
+	t.Helper()
 	rdb, prefix := redistest.Client(t)
-	ctx := context.Background()
 	cfg := Config{Prefix: prefix}
 	g, err := NewGate(rdb, cfg)
 	if err != nil {
@@ -29,6 +28,17 @@ func TestGateWritesWhatTransitionWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rdb, g, svc
+}
+
+// TestGateWritesWhatTransitionWrites checks that the enter and final-write
+// scripts, which skip reads and counts the generic transition makes, leave
+// each record field for field as the transition script does: a new running
+// record (Enter), a terminal record over a running one and over none
+// (FinishWithEvents).
+func TestGateWritesWhatTransitionWrites(t *testing.T) {
+	rdb, g, svc := gateAndService(t)
+	ctx := context.Background()
 	clock := time.Date(2026, 12, 1, 8, 0, 0, 123, time.UTC)
 	g.invs.now = func() time.Time { return clock }
 	inv := g.invs // the generic path: transitionScript
@@ -150,17 +160,8 @@ func TestGateWritesWhatTransitionWrites(t *testing.T) {
 // script that stores a record fail before it writes anything: the record
 // stays as it was, no events are pushed, and the lock stays with its owner.
 func TestNonIntegerAttemptsWriteNothing(t *testing.T) {
-	rdb, prefix := redistest.Client(t)
+	rdb, g, svc := gateAndService(t)
 	ctx := context.Background()
-	cfg := Config{Prefix: prefix}
-	g, err := NewGate(rdb, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := New(rdb, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for i, bad := range []string{"abc", "", " 2", "1.5", "02", "0x10", "1e2", "inf"} {
 		id, sk := fmt.Sprintf("bad-%d", i), session.Key{App: "support", UserID: "u", SessionID: fmt.Sprintf("s%d", i)}
 		rec := func(st session.InvocationStatus) *session.Invocation {
