@@ -224,9 +224,12 @@ func (g *Gate) Finish(ctx context.Context, rec *session.Invocation, key session.
 // for none}. Over a completed record it stores no events, answers as
 // luaTransition and releases the lock. Else it appends the events as
 // Service.AppendEvents would (in calls of at most 1000 values: Lua's
-// unpack stops at 8000), then created_at and the TTLs, so a write that
-// fails (a key of the wrong type) fails before anything else changed,
-// stores the record and releases the lock. KEYS[1] record, KEYS[2] lock,
+// unpack stops at 8000), then created_at and the TTLs, stores the record
+// and releases the lock. A write that fails (a key of the wrong type)
+// leaves the record running and the lock held, so the redelivery resumes
+// from the store; only a failing first RPUSH leaves the session as it was
+// (a state or meta key of the wrong type fails after the events were
+// pushed, as a MULTI of the same writes would). KEYS[1] record, KEYS[2] lock,
 // KEYS[3..5] the session's events, state and meta; ARGV[1..7]
 // luaTransition's arguments, ARGV[8] owner, ARGV[9] created_at, ARGV[10]
 // session TTL ms (0: none), then n and n events, m and m state field/value

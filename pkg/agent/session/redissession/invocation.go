@@ -30,7 +30,9 @@ import (
 // badAttempts is true for an attempts field (a string, or false when the
 // field is absent) that HINCRBY would refuse: not a decimal integer without
 // leading zeros (at most 18 characters: nothing these scripts write comes
-// near that, and every such integer fits HINCRBY's 64 bits).
+// near that, and every such integer fits HINCRBY's 64 bits). A counted
+// attempts value is formatted with %d, not tostring, which writes 1e+15
+// from fifteen digits on (Go's Atoi then refused the reply).
 const luaTransition = `
 local function badAttempts(a)
   return a and not (a == '0' or (#a <= 18 and string.match(a, '^%-?[1-9]%d*$')))
@@ -43,7 +45,7 @@ local function store(key, cur, id, status, sess, result, err, now, retention)
   local created = cur[2] or now
   local attempts
   if status == 'running' then
-    attempts = tostring(redis.call('HINCRBY', key, 'attempts', 1))
+    attempts = string.format('%d', redis.call('HINCRBY', key, 'attempts', 1))
     redis.call('HDEL', key, 'finished_at')
     redis.call('HSET', key, 'id', id, 'status', status, 'session', sess,
       'result', result, 'error', err, 'updated_at', now, 'created_at', created)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,17 +32,69 @@ func gateAndService(t *testing.T) (*redis.Client, *Gate, *Service) {
 	return rdb, g, svc
 }
 
-// TestGateWritesWhatTransitionWrites checks that the enter and final-write
-// scripts, which skip reads and counts the generic transition makes, leave
-// each record field for field as the transition script does: a new running
-// record (Enter), a terminal record over a running one and over none
-// (FinishWithEvents).
+// refTransitionScript is the generic transition as it was before the
+// scripts learned to skip its reads (commit 2d68fa5), verbatim: the
+// reference the scripts' records are compared with.
+var refTransitionScript = redis.NewScript(`
+local function transition(key, id, status, sess, result, err, now, retention)
+  local cur = redis.call('HMGET', key, 'status', 'created_at')
+  if cur[1] == 'completed' then
+    return {0, redis.call('HGETALL', key)}
+  end
+  local created = cur[2] or now
+  local running = status == 'running'
+  local attempts = redis.call('HINCRBY', key, 'attempts', running and 1 or 0)
+  if running then
+    redis.call('HDEL', key, 'finished_at')
+    redis.call('HSET', key, 'id', id, 'status', status, 'session', sess,
+      'result', result, 'error', err, 'updated_at', now, 'created_at', created)
+  else
+    redis.call('HSET', key, 'id', id, 'status', status, 'session', sess,
+      'result', result, 'error', err, 'updated_at', now, 'created_at', created, 'finished_at', now)
+  end
+  redis.call('PEXPIRE', key, retention)
+  return {1, {created, tostring(attempts)}}
+end
+
+return transition(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
+`)
+
+// refStore stores records with refTransitionScript.
+type refStore struct{ inv *Invocations }
+
+func (r refStore) Transition(ctx context.Context, rec *session.Invocation) error {
+	args, now, err := r.inv.transitionArgs(rec)
+	if err != nil {
+		return err
+	}
+	res, err := refTransitionScript.Run(ctx, r.inv.rdb, []string{r.inv.cfg.invocationKey(rec.ID)}, args...).Slice()
+	if err != nil {
+		return err
+	}
+	return applyTransitionReply(rec, now, res)
+}
+
+// TestGateWritesWhatTransitionWrites checks that the scripts, which skip
+// reads and counts the old generic transition made, leave each record field
+// for field as that transition (refTransitionScript) did: records a, c and
+// e are written by the reference, b, d and f by the code under test: a new
+// running record (Enter), its completion (Finish), a second run
+// (Transition) and its completion with events (FinishWithEvents), and a
+// terminal record over none (FinishWithEvents).
 func TestGateWritesWhatTransitionWrites(t *testing.T) {
 	rdb, g, svc := gateAndService(t)
 	ctx := context.Background()
 	clock := time.Date(2026, 12, 1, 8, 0, 0, 123, time.UTC)
 	g.invs.now = func() time.Time { return clock }
-	inv := g.invs // the generic path: transitionScript
+	ref, cur := refStore{g.invs}, g.invs
+	store := func(id string) interface {
+		Transition(context.Context, *session.Invocation) error
+	} {
+		if id == "c" {
+			return ref
+		}
+		return cur
+	}
 
 	hash := func(id string) map[string]string {
 		t.Helper()
@@ -83,7 +136,7 @@ func TestGateWritesWhatTransitionWrites(t *testing.T) {
 	}
 
 	// A new running record.
-	if err := inv.Transition(ctx, running("a", "sa")); err != nil {
+	if err := ref.Transition(ctx, running("a", "sa")); err != nil {
 		t.Fatal(err)
 	}
 	rb := running("b", "sb")
@@ -99,36 +152,36 @@ func TestGateWritesWhatTransitionWrites(t *testing.T) {
 
 	// A second run (attempts 2), then the completion over it.
 	clock = clock.Add(time.Second)
-	if err := inv.Transition(ctx, done("a", "sa")); err != nil {
+	if err := ref.Transition(ctx, done("a", "sa")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := g.Finish(ctx, done("b", "sb"), key("sb"), "owner-b"); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"c", "d"} {
-		if err := inv.Transition(ctx, running(id, "s"+id)); err != nil {
+		if err := store(id).Transition(ctx, running(id, "s"+id)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	clock = clock.Add(time.Second)
 	for _, id := range []string{"c", "d"} {
-		if err := inv.Transition(ctx, failed(id, "s"+id)); err != nil {
+		if err := store(id).Transition(ctx, failed(id, "s"+id)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	clock = clock.Add(time.Second)
-	if err := inv.Transition(ctx, running("c", "sc")); err != nil { // attempts 2
+	if err := ref.Transition(ctx, running("c", "sc")); err != nil { // attempts 2
 		t.Fatal(err)
 	}
 	if _, err := g.Enter(ctx, key("sd"), "owner-d", time.Minute, running("d", "sd")); err != nil {
 		t.Fatal(err)
 	}
-	if err := inv.Transition(ctx, running("d", "sd")); err != nil { // the worker's transition of an existing record
+	if err := cur.Transition(ctx, running("d", "sd")); err != nil { // the worker's transition of an existing record
 		t.Fatal(err)
 	}
 	same("second run", "c", "d")
 	clock = clock.Add(time.Second)
-	if err := inv.Transition(ctx, done("c", "sc")); err != nil {
+	if err := ref.Transition(ctx, done("c", "sc")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := g.FinishWithEvents(ctx, done("d", "sd"), key("sd"), "owner-d", svc, ev("d")); err != nil {
@@ -140,7 +193,7 @@ func TestGateWritesWhatTransitionWrites(t *testing.T) {
 	}
 
 	// A terminal record where none was (attempts 0).
-	if err := inv.Transition(ctx, failed("e", "se")); err != nil {
+	if err := ref.Transition(ctx, failed("e", "se")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := g.locker.Acquire(ctx, key("sf"), "owner-f", time.Minute); err != nil {
@@ -172,7 +225,7 @@ func TestNonIntegerAttemptsWriteNothing(t *testing.T) {
 		}
 		rkey := g.invs.cfg.invocationKey(id)
 		rdb.HSet(ctx, rkey, "attempts", bad)
-		before := rdb.HGetAll(ctx, rkey).Val()
+		before, ttl := rdb.HGetAll(ctx, rkey).Val(), rdb.PTTL(ctx, rkey).Val()
 		ks := g.locker.cfg.sessionKeys(sk)
 		for name, run := range map[string]func() error{
 			"Transition": func() error { return g.invs.Transition(ctx, rec(session.InvocationFailed)) },
@@ -183,6 +236,11 @@ func TestNonIntegerAttemptsWriteNothing(t *testing.T) {
 			"FinishWithEvents": func() error {
 				_, err := g.FinishWithEvents(ctx, rec(session.InvocationCompleted), sk, "owner", svc,
 					[]*session.Event{{InvocationID: id, Author: "support"}})
+				return err
+			},
+			"Transition running": func() error { return g.invs.Transition(ctx, rec(session.InvocationRunning)) },
+			"Finish running": func() error {
+				_, err := g.Finish(ctx, rec(session.InvocationRunning), sk, "owner")
 				return err
 			},
 			"FinishWithEvents running": func() error {
@@ -197,12 +255,60 @@ func TestNonIntegerAttemptsWriteNothing(t *testing.T) {
 			if after := rdb.HGetAll(ctx, rkey).Val(); !maps.Equal(before, after) {
 				t.Errorf("attempts %q: %s changed the record:\n%v\n%v", bad, name, before, after)
 			}
+			if after := rdb.PTTL(ctx, rkey).Val(); after > ttl {
+				t.Errorf("attempts %q: %s renewed the record's TTL (%v, then %v)", bad, name, ttl, after)
+			}
 			if owner := rdb.Get(ctx, ks.lock).Val(); owner != "owner" {
 				t.Errorf("attempts %q: %s: lock held by %q, want it kept", bad, name, owner)
 			}
 			if n := rdb.LLen(ctx, ks.events).Val(); n != 0 {
 				t.Errorf("attempts %q: %s pushed %d events", bad, name, n)
 			}
+		}
+	}
+}
+
+// TestIntegerAttemptsAreKept: every integer the scripts can meet in the
+// attempts field, 0 and one to eighteen digits, negative too, is kept by a
+// terminal transition on every path and counted on by a running one.
+func TestIntegerAttemptsAreKept(t *testing.T) {
+	rdb, g, svc := gateAndService(t)
+	ctx := context.Background()
+	for i, n := range []string{"0", "1", "9", "10", "12", "-5", "999999999999999"} {
+		id, sk := fmt.Sprintf("ok-%d", i), session.Key{App: "support", UserID: "u", SessionID: fmt.Sprintf("ok%d", i)}
+		rkey := g.invs.cfg.invocationKey(id)
+		rec := func(st session.InvocationStatus) *session.Invocation {
+			return &session.Invocation{ID: id, Session: sk, Status: st, Result: []byte(`{}`)}
+		}
+		for name, run := range map[string]func() error{
+			"Transition": func() error { return g.invs.Transition(ctx, rec(session.InvocationFailed)) },
+			"Finish": func() error {
+				_, err := g.Finish(ctx, rec(session.InvocationDeadLettered), sk, "owner")
+				return err
+			},
+			"FinishWithEvents": func() error {
+				_, err := g.FinishWithEvents(ctx, rec(session.InvocationDeadLettered), sk, "owner", svc,
+					[]*session.Event{{InvocationID: id, Author: "support"}})
+				return err
+			},
+		} {
+			if _, err := g.Enter(ctx, sk, "owner", time.Minute, rec(session.InvocationRunning)); err != nil {
+				t.Fatal(err)
+			}
+			rdb.HSet(ctx, rkey, "attempts", n)
+			if err := run(); err != nil {
+				t.Errorf("attempts %s: %s: %v", n, name, err)
+			}
+			if got := rdb.HGet(ctx, rkey, "attempts").Val(); got != n {
+				t.Errorf("attempts %s: %s stored %q", n, name, got)
+			}
+		}
+		r := rec(session.InvocationRunning)
+		if err := g.invs.Transition(ctx, r); err != nil {
+			t.Fatalf("attempts %s: running: %v", n, err)
+		}
+		if want, _ := strconv.Atoi(n); r.Attempts != want+1 {
+			t.Errorf("attempts %s: running again counted %d", n, r.Attempts)
 		}
 	}
 }
