@@ -38,6 +38,9 @@ type job struct {
 	// attemptsBase is the record's attempt count when this replay
 	// generation began (see Record.AttemptsBase).
 	attemptsBase int
+	// budgetBase is the invocation's uncharged model calls (see
+	// Record.BudgetBase): from its record, then from this run's outcome.
+	budgetBase int
 	// The session lock, while held: its key, owner token and renewer.
 	// released is set once the Gate's Finish released it.
 	key      session.Key
@@ -113,7 +116,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	// One step (one round trip with redissession.Gate): the lock, the
 	// record read under it, for a new invocation its running record, and
 	// (a SessionGate) the session the runner starts from.
-	running := &session.Invocation{ID: req.InvocationID, Session: key, Status: session.InvocationRunning, Result: runningRecord(j.replay, 0)}
+	running := &session.Invocation{ID: req.InvocationID, Session: key, Status: session.InvocationRunning, Result: runningRecord(j.replay, 0, 0)}
 	var entry *session.Entry
 	if sg, ok := w.gate.(session.SessionGate); ok {
 		// The session too, in the same step, for the runner.
@@ -175,7 +178,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		if r == nil {
 			r = &Record{}
 		}
-		j.attemptsBase = r.AttemptsBase
+		j.attemptsBase, j.budgetBase = r.AttemptsBase, r.BudgetBase
 		if rec.Status.Terminal() && j.replay > r.ReplayCount {
 			j.attemptsBase = rec.Attempts
 		}
@@ -187,7 +190,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 			w.deadLetter(ctx, j, runner, nil, taxonomy.Unknown, reason, nil)
 			return
 		}
-		running.Result = runningRecord(j.replay, j.attemptsBase)
+		running.Result = runningRecord(j.replay, j.attemptsBase, j.budgetBase)
 		if err := w.deps.Invocations.Transition(ctx, running); err != nil {
 			var ce *session.InvocationCompletedError
 			if errors.As(err, &ce) {
@@ -222,12 +225,17 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		// Only a replay may reset the budget (see envelope.HeaderFreshBudget);
 		// the run limit still bounds how often it runs.
 		FreshBudget: j.replay > 0 && msg.Headers().Get(envelope.HeaderFreshBudget) == "true",
-		Session:     entry.Session,
+		// and a reset made by an earlier replay holds (Record.BudgetBase).
+		UnchargedModelCalls: j.budgetBase,
+		Session:             entry.Session,
 		// The final response is stored in the round trip that records
 		// the completion (record).
 		DeferFinalWrite: true,
 	})
 	w.deps.Metrics.inFlight(-1)
+	if out != nil {
+		j.budgetBase = out.UnchargedModelCalls
+	}
 	w.finish(ctx, j, runner, out, runErr)
 }
 
@@ -325,7 +333,7 @@ func (w *Worker) ack(j *job, action string) {
 }
 
 // runningRecord is the Result of a running invocation record.
-func runningRecord(replay, attemptsBase int) json.RawMessage {
-	b, _ := json.Marshal(Record{ReplayCount: replay, AttemptsBase: attemptsBase})
+func runningRecord(replay, attemptsBase, budgetBase int) json.RawMessage {
+	b, _ := json.Marshal(Record{ReplayCount: replay, AttemptsBase: attemptsBase, BudgetBase: budgetBase})
 	return b
 }

@@ -37,6 +37,12 @@ type Record struct {
 	// AttemptsBase is the record's attempt count when the current replay
 	// generation began: the run limit counts attempts above it.
 	AttemptsBase int `json:"attempts_base,omitempty"`
+	// BudgetBase is how many of the invocation's model calls are not
+	// charged to its budget when it resumes (agent.Outcome's
+	// UnchargedModelCalls of its last run): a forced CALL_BUDGET replay
+	// resets the budget, and the replays after it (of a transient failure,
+	// say) keep the reset instead of being charged the calls before it.
+	BudgetBase int `json:"budget_base,omitempty"`
 }
 
 // DecodeRecord reads a Record from an invocation record.
@@ -284,7 +290,7 @@ func (w *Worker) ensureResult(ctx context.Context, res *envelope.Result, replay 
 }
 
 func (w *Worker) record(ctx context.Context, j *job, st session.InvocationStatus, res *envelope.Result, class, reason string) error {
-	payload, err := json.Marshal(Record{Result: res, ReplayCount: j.replay, Class: class, AttemptsBase: j.attemptsBase})
+	payload, err := json.Marshal(Record{Result: res, ReplayCount: j.replay, Class: class, AttemptsBase: j.attemptsBase, BudgetBase: j.budgetBase})
 	if err != nil {
 		return err
 	}

@@ -140,6 +140,45 @@ func TestForcedCallBudgetReplayGetsAFreshBudget(t *testing.T) {
 	}
 }
 
+// The reset holds: a forced replay with a fresh budget that then fails
+// transiently is dead-lettered as SERVER, and the replay of that entry
+// (which carries no Agent-Fresh-Budget) is charged only the calls since the
+// reset, not the looping run's too (it used to stop at once as CALL_BUDGET
+// again, back to a person).
+func TestFreshBudgetHoldsForTheNextReplay(t *testing.T) {
+	e := newEnv(t)
+	call := func() agenttest.Step {
+		return agenttest.Reply(agenttest.Call("get_order", map[string]any{"order_id": "A-1042"}))
+	}
+	llm := agenttest.NewScriptedModel(call(), call(), call(), // run 1: the loop spends the budget
+		call(), agenttest.Fail(&model.ProviderError{Provider: "test", StatusCode: 503}), // the forced replay
+		agenttest.Reply(agenttest.Text("fixed"))) // the replay of its SERVER entry
+	ag := e.supportAgent(llm)
+	ag.MaxModelCalls = 3
+	e.startWorker("w1", ag, worker.Config{})
+	e.publish(request("inv-keep", "s1", "loop"), nil)
+	if res := e.await("inv-keep"); res.Status != envelope.StatusDeadLettered || res.ErrorClass != "CALL_BUDGET" {
+		t.Fatalf("first run: %+v", res)
+	}
+	replay := func(n string, fresh bool) *envelope.Result {
+		h := map[string]string{envelope.HeaderReplayCount: n, envelope.HeaderResume: "true"}
+		if fresh {
+			h[envelope.HeaderFreshBudget] = "true"
+		}
+		e.publishRaw(e.sc.RequestSubject("support"), mustJSON(t, request("inv-keep", "s1", "loop")), "replay-inv-keep-"+n, h)
+		return e.await("inv-keep")
+	}
+	if res := replay("1", true); res.Status != envelope.StatusDeadLettered || res.ErrorClass != "SERVER" {
+		t.Fatalf("forced replay: %+v, want dead-lettered as SERVER", res)
+	}
+	if res := replay("2", false); res.Status != envelope.StatusCompleted || res.Content != "fixed" {
+		t.Fatalf("replay of the SERVER entry: %+v after %d model calls, want completed", res, llm.Calls())
+	}
+	if llm.Calls() != 6 {
+		t.Fatalf("model calls = %d, want 6", llm.Calls())
+	}
+}
+
 // A first delivery cannot reset the budget: the header only counts on a
 // replay.
 func TestFreshBudgetHeaderIgnoredOutsideReplays(t *testing.T) {

@@ -54,6 +54,13 @@ type RunRequest struct {
 	// resumed invocation's earlier model calls count against its budget, so
 	// crash-and-resume cannot turn a looping model into an endless one.
 	FreshBudget bool
+	// UnchargedModelCalls is how many of a resumed invocation's earlier
+	// model calls are not charged to its budget (FreshBudget aside): the
+	// Outcome.UnchargedModelCalls of its last run, which a caller that
+	// resumes an invocation more than once keeps, so a budget reset by
+	// FreshBudget stays reset for the runs after it. At most the earlier
+	// calls count; 0 (the default) charges them all.
+	UnchargedModelCalls int
 	// Session, when set, is the request's session as just read under the
 	// invocation's session lock (session.SessionGate): the runner starts
 	// from it instead of loading it (one read fewer). A session of another
@@ -127,6 +134,10 @@ type Outcome struct {
 	CompletedTools []CompletedTool
 	// Resumed is true when the invocation already had events.
 	Resumed bool
+	// UnchargedModelCalls is how many model calls of earlier runs this run
+	// did not charge to the budget: all of them with FreshBudget, else
+	// RunRequest.UnchargedModelCalls (at most the calls there were).
+	UnchargedModelCalls int
 	// Unstored are the last of Events, which the caller must store (in
 	// order) because the request set DeferFinalWrite; nil otherwise, and
 	// when the invocation failed.
@@ -154,6 +165,7 @@ func (r *Runner) Invoke(ctx context.Context, req RunRequest) (*Outcome, error) {
 	})
 	r.Metrics.invocation(inv.agent.Name, outcomeLabel(err))
 	out.ModelCalls = inv.budget.Used()
+	out.UnchargedModelCalls = inv.uncharged
 	out.CompletedTools = inv.cc.CompletedTools()
 	if err != nil {
 		out.Final = nil
@@ -185,6 +197,7 @@ type invocation struct {
 	key       session.Key
 	cc        *CallbackContext
 	budget    *model.CallBudget
+	uncharged int              // earlier model calls not charged to budget
 	history   []*session.Event // whole session, including this invocation
 	resumed   bool
 	// pending are events applied in memory but not stored yet: the user
@@ -241,8 +254,13 @@ func (r *Runner) start(ctx context.Context, req RunRequest) (*invocation, error)
 		log: r.Logger.With().Str("invocation_id", req.InvocationID).
 			Str("session_id", req.SessionID).Str("agent", ag.Name).Logger(),
 	}
-	if inv.resumed && !req.FreshBudget {
-		inv.budget.Preload(countModelCalls(prior, ag.Name))
+	if inv.resumed {
+		earlier := countModelCalls(prior, ag.Name)
+		inv.uncharged = min(max(req.UnchargedModelCalls, 0), earlier)
+		if req.FreshBudget {
+			inv.uncharged = earlier
+		}
+		inv.budget.Preload(earlier - inv.uncharged)
 	}
 	return inv, nil
 }

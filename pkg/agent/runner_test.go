@@ -796,3 +796,71 @@ func TestResumeAfterSubstitutedAnswerCallsTheModelAgain(t *testing.T) {
 		}
 	}
 }
+
+// A resume charges the earlier model calls to the budget, except the
+// uncharged ones: all of them with FreshBudget (reported back as
+// Outcome.UnchargedModelCalls), or as many as RunRequest.UnchargedModelCalls
+// says, which a later resume passes on so the reset holds.
+func TestUnchargedModelCallsOnResume(t *testing.T) {
+	f := newFixture(t,
+		agenttest.Reply(getOrder("A-1042")), agenttest.Reply(getOrder("A-1042")), // run 1: budget spent
+		agenttest.Reply(getOrder("A-1042")), // run 2, fresh: then the model fails
+		agenttest.Fail(&model.ProviderError{Provider: "test", StatusCode: 503}),
+		agenttest.Reply(agenttest.Text("done")), // run 4: within what the reset left
+	)
+	f.agent.MaxModelCalls = 2
+	req := agent.RunRequest{InvocationID: "i", UserID: "u1", SessionID: "s1", Message: model.NewTextContent(model.RoleUser, "x")}
+	ctx := context.Background()
+	if _, err := f.runner.Invoke(ctx, req); !errors.Is(err, model.ErrCallBudgetExceeded) {
+		t.Fatalf("run 1: %v, want the budget exceeded", err)
+	}
+	fresh := req
+	fresh.FreshBudget = true
+	out, err := f.runner.Invoke(ctx, fresh)
+	if err == nil || errors.Is(err, model.ErrCallBudgetExceeded) {
+		t.Fatalf("run 2 (fresh): %v, want the model's failure", err)
+	}
+	if out.UnchargedModelCalls != 2 {
+		t.Fatalf("run 2 (fresh): %d uncharged, want the 2 calls of run 1", out.UnchargedModelCalls)
+	}
+	// Run 3 without the reset passed on: charged 3 calls, over budget at once.
+	if out, err := f.runner.Invoke(ctx, req); !errors.Is(err, model.ErrCallBudgetExceeded) || out.UnchargedModelCalls != 0 {
+		t.Fatalf("run 3: %v, %d uncharged; want the budget exceeded, 0", err, out.UnchargedModelCalls)
+	}
+	calls := f.model.Calls()
+	// Run 4 passes it on: charged 1 call, one more fits.
+	kept := req
+	kept.UnchargedModelCalls = 2
+	out, err = f.runner.Invoke(ctx, kept)
+	if err != nil || out.Final == nil || out.UnchargedModelCalls != 2 || out.ModelCalls != 2 {
+		t.Fatalf("run 4: %v, %+v; want done with 2 uncharged and 2 charged", err, out)
+	}
+	if f.model.Calls() != calls+1 {
+		t.Fatalf("run 4 called the model %d times, want 1", f.model.Calls()-calls)
+	}
+}
+
+// More uncharged calls than there were count as all of them, and a
+// negative number as none.
+func TestUnchargedModelCallsAreClamped(t *testing.T) {
+	for _, tc := range []struct{ uncharged, want int }{{99, 2}, {-1, 0}} {
+		f := newFixture(t, agenttest.Reply(getOrder("A-1042")), agenttest.Reply(getOrder("A-1042")),
+			agenttest.Reply(agenttest.Text("done")))
+		f.agent.MaxModelCalls = 2
+		req := agent.RunRequest{InvocationID: "i", UserID: "u1", SessionID: "s1", Message: model.NewTextContent(model.RoleUser, "x")}
+		if _, err := f.runner.Invoke(context.Background(), req); !errors.Is(err, model.ErrCallBudgetExceeded) {
+			t.Fatalf("run 1: %v", err)
+		}
+		req.UnchargedModelCalls = tc.uncharged
+		out, err := f.runner.Invoke(context.Background(), req)
+		if out.UnchargedModelCalls != tc.want {
+			t.Errorf("uncharged %d: outcome says %d, want %d (err %v)", tc.uncharged, out.UnchargedModelCalls, tc.want, err)
+		}
+		if tc.want == 2 && (err != nil || out.Final == nil) {
+			t.Errorf("uncharged %d: %v, want done", tc.uncharged, err)
+		}
+		if tc.want == 0 && !errors.Is(err, model.ErrCallBudgetExceeded) {
+			t.Errorf("uncharged %d: %v, want the budget exceeded", tc.uncharged, err)
+		}
+	}
+}
