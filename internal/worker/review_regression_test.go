@@ -121,14 +121,7 @@ func TestForcedCallBudgetReplayGetsAFreshBudget(t *testing.T) {
 	if res := e.await("inv-budget"); res.Status != envelope.StatusDeadLettered || res.ErrorClass != "CALL_BUDGET" {
 		t.Fatalf("first run: %+v", res)
 	}
-	replay := func(n string, fresh bool) *envelope.Result {
-		h := map[string]string{envelope.HeaderReplayCount: n, envelope.HeaderResume: "true"}
-		if fresh {
-			h[envelope.HeaderFreshBudget] = "true"
-		}
-		e.publishRaw(e.sc.RequestSubject("support"), mustJSON(t, request("inv-budget", "s1", "loop")), "replay-inv-budget-"+n, h)
-		return e.await("inv-budget")
-	}
+	replay := func(n string, fresh bool) *envelope.Result { return replayAs(t, e, "inv-budget", n, fresh) }
 	if res := replay("1", false); res.Status != envelope.StatusDeadLettered || res.ErrorClass != "CALL_BUDGET" || llm.Calls() != 2 {
 		t.Fatalf("replay without a fresh budget: %+v after %d model calls, want CALL_BUDGET after 2", res, llm.Calls())
 	}
@@ -160,14 +153,7 @@ func TestFreshBudgetHoldsForTheNextReplay(t *testing.T) {
 	if res := e.await("inv-keep"); res.Status != envelope.StatusDeadLettered || res.ErrorClass != "CALL_BUDGET" {
 		t.Fatalf("first run: %+v", res)
 	}
-	replay := func(n string, fresh bool) *envelope.Result {
-		h := map[string]string{envelope.HeaderReplayCount: n, envelope.HeaderResume: "true"}
-		if fresh {
-			h[envelope.HeaderFreshBudget] = "true"
-		}
-		e.publishRaw(e.sc.RequestSubject("support"), mustJSON(t, request("inv-keep", "s1", "loop")), "replay-inv-keep-"+n, h)
-		return e.await("inv-keep")
-	}
+	replay := func(n string, fresh bool) *envelope.Result { return replayAs(t, e, "inv-keep", n, fresh) }
 	if res := replay("1", true); res.Status != envelope.StatusDeadLettered || res.ErrorClass != "SERVER" {
 		t.Fatalf("forced replay: %+v, want dead-lettered as SERVER", res)
 	}
@@ -177,6 +163,18 @@ func TestFreshBudgetHoldsForTheNextReplay(t *testing.T) {
 	if llm.Calls() != 6 {
 		t.Fatalf("model calls = %d, want 6", llm.Calls())
 	}
+}
+
+// replayAs publishes replay n of invocation id's "loop" request (session
+// s1), with Agent-Fresh-Budget if fresh, and waits for its result.
+func replayAs(t *testing.T, e *env, id, n string, fresh bool) *envelope.Result {
+	t.Helper()
+	h := map[string]string{envelope.HeaderReplayCount: n, envelope.HeaderResume: "true"}
+	if fresh {
+		h[envelope.HeaderFreshBudget] = "true"
+	}
+	e.publishRaw(e.sc.RequestSubject("support"), mustJSON(t, request(id, "s1", "loop")), "replay-"+id+"-"+n, h)
+	return e.await(id)
 }
 
 // A first delivery cannot reset the budget: the header only counts on a

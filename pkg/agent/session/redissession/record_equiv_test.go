@@ -208,6 +208,24 @@ func TestGateWritesWhatTransitionWrites(t *testing.T) {
 	}
 }
 
+// storePaths are the three ways a record is stored over the one Enter made
+// (lock owner "owner"), each for a status: the transition, Finish, and
+// FinishWithEvents with one event.
+func storePaths(ctx context.Context, g *Gate, svc *Service, sk session.Key, rec func(session.InvocationStatus) *session.Invocation) map[string]func(session.InvocationStatus) error {
+	return map[string]func(session.InvocationStatus) error{
+		"Transition": func(st session.InvocationStatus) error { return g.invs.Transition(ctx, rec(st)) },
+		"Finish": func(st session.InvocationStatus) error {
+			_, err := g.Finish(ctx, rec(st), sk, "owner")
+			return err
+		},
+		"FinishWithEvents": func(st session.InvocationStatus) error {
+			r := rec(st)
+			_, err := g.FinishWithEvents(ctx, r, sk, "owner", svc, []*session.Event{{InvocationID: r.ID, Author: "support"}})
+			return err
+		},
+	}
+}
+
 // TestNonIntegerAttemptsWriteNothing: a record whose attempts field is not
 // an integer (the generic transition's HINCRBY refuses it) makes every
 // script that stores a record fail before it writes anything: the record
@@ -227,28 +245,19 @@ func TestNonIntegerAttemptsWriteNothing(t *testing.T) {
 		rdb.HSet(ctx, rkey, "attempts", bad)
 		before, ttl := rdb.HGetAll(ctx, rkey).Val(), rdb.PTTL(ctx, rkey).Val()
 		ks := g.locker.cfg.sessionKeys(sk)
-		for name, run := range map[string]func() error{
-			"Transition": func() error { return g.invs.Transition(ctx, rec(session.InvocationFailed)) },
-			"Finish": func() error {
-				_, err := g.Finish(ctx, rec(session.InvocationCompleted), sk, "owner")
-				return err
-			},
-			"FinishWithEvents": func() error {
-				_, err := g.FinishWithEvents(ctx, rec(session.InvocationCompleted), sk, "owner", svc,
-					[]*session.Event{{InvocationID: id, Author: "support"}})
-				return err
-			},
-			"Transition running": func() error { return g.invs.Transition(ctx, rec(session.InvocationRunning)) },
-			"Finish running": func() error {
-				_, err := g.Finish(ctx, rec(session.InvocationRunning), sk, "owner")
-				return err
-			},
-			"FinishWithEvents running": func() error {
-				_, err := g.FinishWithEvents(ctx, rec(session.InvocationRunning), sk, "owner", svc,
-					[]*session.Event{{InvocationID: id, Author: "support"}})
-				return err
-			},
+		paths := storePaths(ctx, g, svc, sk, rec)
+		for _, c := range []struct {
+			name, path string
+			st         session.InvocationStatus
+		}{
+			{"Transition", "Transition", session.InvocationFailed},
+			{"Finish", "Finish", session.InvocationCompleted},
+			{"FinishWithEvents", "FinishWithEvents", session.InvocationCompleted},
+			{"Transition running", "Transition", session.InvocationRunning},
+			{"Finish running", "Finish", session.InvocationRunning},
+			{"FinishWithEvents running", "FinishWithEvents", session.InvocationRunning},
 		} {
+			name, run := c.name, func() error { return paths[c.path](c.st) }
 			if err := run(); err == nil || !strings.Contains(err.Error(), "not an integer") {
 				t.Errorf("attempts %q: %s: err %v, want the integer error", bad, name, err)
 			}
@@ -280,18 +289,11 @@ func TestIntegerAttemptsAreKept(t *testing.T) {
 		rec := func(st session.InvocationStatus) *session.Invocation {
 			return &session.Invocation{ID: id, Session: sk, Status: st, Result: []byte(`{}`)}
 		}
-		for name, run := range map[string]func() error{
-			"Transition": func() error { return g.invs.Transition(ctx, rec(session.InvocationFailed)) },
-			"Finish": func() error {
-				_, err := g.Finish(ctx, rec(session.InvocationDeadLettered), sk, "owner")
-				return err
-			},
-			"FinishWithEvents": func() error {
-				_, err := g.FinishWithEvents(ctx, rec(session.InvocationDeadLettered), sk, "owner", svc,
-					[]*session.Event{{InvocationID: id, Author: "support"}})
-				return err
-			},
+		paths := storePaths(ctx, g, svc, sk, rec)
+		for name, st := range map[string]session.InvocationStatus{
+			"Transition": session.InvocationFailed, "Finish": session.InvocationDeadLettered, "FinishWithEvents": session.InvocationDeadLettered,
 		} {
+			run := func() error { return paths[name](st) }
 			if _, err := g.Enter(ctx, sk, "owner", time.Minute, rec(session.InvocationRunning)); err != nil {
 				t.Fatal(err)
 			}
