@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agentfleet/agentfleet/internal/config"
 	"github.com/agentfleet/agentfleet/internal/cooldown"
+	"github.com/agentfleet/agentfleet/internal/kvbucket"
 	"github.com/agentfleet/agentfleet/internal/support"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
 	"github.com/agentfleet/agentfleet/pkg/agent/session/natssession"
@@ -31,6 +33,10 @@ type Stores struct {
 	// (one round trip each on a standalone Redis).
 	Gate        session.Gate
 	Idempotency idempotency.Store // Idempotency stores the tools' idempotency records.
+	// IdempotencyRetention is how long completed idempotency records are
+	// kept: on NATS KV the bucket's max age as opened (0: until deleted),
+	// on Redis the configured retention (each Complete sets it).
+	IdempotencyRetention time.Duration
 	// Cooldown is shared by the fleet on Redis; with NATS KV it is per
 	// process (a documented limit of the NATS-only mode).
 	Cooldown cooldown.Store
@@ -43,12 +49,29 @@ type Stores struct {
 }
 
 // OpenStores opens the Redis stores when rdb is non-nil, else the NATS KV
-// stores on js.
+// stores on js, creating or updating their buckets (never lowering the max
+// age of the idempotency and invocation buckets): what a worker does.
 func OpenStores(ctx context.Context, cfg config.Worker, js jetstream.JetStream, rdb redis.UniversalClient) (*Stores, error) {
 	if rdb != nil {
 		return openRedisStores(cfg, rdb)
 	}
-	return openNATSStores(ctx, cfg, js)
+	return openNATSStores(ctx, cfg, js, false)
+}
+
+// OpenExistingStores is OpenStores for a process that does not own the
+// stores (dlq-replayer): the NATS KV buckets are opened as they are, never
+// created or reconfigured, so a replayer whose configuration differs from
+// the fleet's (a shorter retention, fewer replicas) cannot change them; a
+// missing bucket is an error. Redis stores create nothing on open.
+func OpenExistingStores(ctx context.Context, cfg config.Worker, js jetstream.JetStream, rdb redis.UniversalClient) (*Stores, error) {
+	if rdb != nil {
+		return openRedisStores(cfg, rdb)
+	}
+	st, err := openNATSStores(ctx, cfg, js, true)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, fmt.Errorf("%w (the workers create the NATS KV stores; a fleet on Redis needs redis.url here too)", err)
+	}
+	return st, err
 }
 
 func openRedisStores(cfg config.Worker, rdb redis.UniversalClient) (*Stores, error) {
@@ -74,19 +97,20 @@ func openRedisStores(cfg config.Worker, rdb redis.UniversalClient) (*Stores, err
 	orders := support.NewRedisOrders(rdb, cfg.Redis.DemoPrefix)
 	return &Stores{
 		Mode: "redis", Sessions: svc, Locker: locker, Invocations: invs, Gate: gate,
-		Idempotency: redisstore.New(rdb, redisstore.Config{Prefix: cfg.Redis.Prefix, Retention: cfg.Idempotency.Retention}),
-		Cooldown:    cooldown.NewRedis(rdb, cfg.Redis.Prefix, cfg.Cooldown),
-		Orders:      withToolFaults(cfg, orders),
-		Refunds:     orders.Refunds,
-		Ping:        func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
+		Idempotency:          redisstore.New(rdb, redisstore.Config{Prefix: cfg.Redis.Prefix, Retention: cfg.Idempotency.Retention}),
+		IdempotencyRetention: cfg.Idempotency.Retention,
+		Cooldown:             cooldown.NewRedis(rdb, cfg.Redis.Prefix, cfg.Cooldown),
+		Orders:               withToolFaults(cfg, orders),
+		Refunds:              orders.Refunds,
+		Ping:                 func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
 	}, nil
 }
 
-func openNATSStores(ctx context.Context, cfg config.Worker, js jetstream.JetStream) (*Stores, error) {
+func openNATSStores(ctx context.Context, cfg config.Worker, js jetstream.JetStream, existing bool) (*Stores, error) {
 	if js == nil {
 		return nil, errors.New("app: no Redis and no JetStream for the stores")
 	}
-	nc := natssession.Config{InvocationRetention: cfg.Idempotency.Retention, Replicas: cfg.Streams.Replicas}
+	nc := natssession.Config{InvocationRetention: cfg.Idempotency.Retention, Replicas: cfg.Streams.Replicas, OpenExisting: existing}
 	svc, err := natssession.NewService(ctx, js, nc)
 	if err != nil {
 		return nil, fmt.Errorf("app: session bucket: %w", err)
@@ -99,19 +123,24 @@ func openNATSStores(ctx context.Context, cfg config.Worker, js jetstream.JetStre
 	if err != nil {
 		return nil, fmt.Errorf("app: invocation bucket: %w", err)
 	}
-	idem, err := natskv.New(ctx, js, natskv.Config{Retention: cfg.Idempotency.Retention, Replicas: cfg.Streams.Replicas})
+	idem, err := natskv.New(ctx, js, natskv.Config{Retention: cfg.Idempotency.Retention, Replicas: cfg.Streams.Replicas, OpenExisting: existing})
 	if err != nil {
 		return nil, fmt.Errorf("app: idempotency bucket: %w", err)
 	}
-	orders, err := support.NewNATSOrders(ctx, js, "")
+	ordersMode := kvbucket.Configure
+	if existing {
+		ordersMode = kvbucket.Existing
+	}
+	orders, err := support.OpenNATSOrders(ctx, js, "", ordersMode)
 	if err != nil {
 		return nil, err
 	}
 	return &Stores{
 		Mode: "nats-kv", Sessions: svc, Locker: locker, Invocations: invs, Gate: session.NewGate(locker, invs), Idempotency: idem,
-		Cooldown: cooldown.NewMemory(cfg.Cooldown),
-		Orders:   withToolFaults(cfg, orders),
-		Refunds:  orders.Refunds,
+		IdempotencyRetention: idem.Retention(),
+		Cooldown:             cooldown.NewMemory(cfg.Cooldown),
+		Orders:               withToolFaults(cfg, orders),
+		Refunds:              orders.Refunds,
 		Ping: func(ctx context.Context) error {
 			_, err := js.AccountInfo(ctx)
 			return err

@@ -4,6 +4,7 @@
 package natstest
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -68,4 +69,21 @@ func JetStream(t testing.TB) (jetstream.JetStream, *nats.Conn, *server.Server) {
 		t.Fatalf("natstest: jetstream: %v", err)
 	}
 	return js, nc, s
+}
+
+// BucketMaxAge returns a KV bucket's max age as the server has it (0: no
+// limit).
+func BucketMaxAge(t testing.TB, js jetstream.JetStream, bucket string) time.Duration {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	kv, err := js.KeyValue(ctx, bucket)
+	if err != nil {
+		t.Fatalf("natstest: bucket %s: %v", bucket, err)
+	}
+	st, err := kv.Status(ctx)
+	if err != nil {
+		t.Fatalf("natstest: bucket %s status: %v", bucket, err)
+	}
+	return st.TTL()
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/agentfleet/agentfleet/internal/streams"
 	"github.com/agentfleet/agentfleet/pkg/client"
 	"github.com/agentfleet/agentfleet/pkg/dlq"
+	"github.com/agentfleet/agentfleet/pkg/idempotency"
 )
 
 // Fleet is the replayer's view of a deployment: the NATS connection, the
@@ -58,7 +59,11 @@ func StreamsConfig(c config.Replayer) streams.Config {
 // OpenFleet connects to NATS (and Redis when configured and withStores is
 // set) and checks that the DLQ stream exists. It creates nothing: read-only
 // commands and --dry-run leave the server as they found it. withStores opens
-// the fleet's stores (sessions, idempotency records, cooldown).
+// the fleet's stores (sessions, idempotency records, cooldown) as they are
+// (app.OpenExistingStores: on NATS KV the workers' buckets, whose max ages
+// the replayer's own configuration must not change), and checks that the
+// idempotency records outlive the live DLQ stream's entries, not only the
+// DLQ max age in the replayer's configuration (checkLiveRetention).
 func OpenFleet(ctx context.Context, cfg config.Replayer, withStores bool, log zerolog.Logger) (_ *Fleet, err error) {
 	f := &Fleet{Cfg: cfg, Streams: StreamsConfig(cfg)}
 	defer func() {
@@ -78,7 +83,8 @@ func OpenFleet(ctx context.Context, cfg config.Replayer, withStores bool, log ze
 	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if _, err := f.JS.Stream(cctx, f.Streams.DLQStream); err != nil {
+	dlqStream, err := f.JS.Stream(cctx, f.Streams.DLQStream)
+	if err != nil {
 		return nil, fmt.Errorf("DLQ stream %s: %w (is this the fleet's NATS server? the workers create it)", f.Streams.DLQStream, err)
 	}
 	f.Reader = dlq.NewReader(f.JS, dlq.Config{Stream: f.Streams.DLQStream, Prefix: f.Streams.DLQPrefix, Consumer: f.Streams.ReplayerConsumer})
@@ -104,8 +110,11 @@ func OpenFleet(ctx context.Context, cfg config.Replayer, withStores bool, log ze
 		rdb = c
 		f.close = append(f.close, func() { _ = c.Close() })
 	}
-	if f.Stores, err = app.OpenStores(ctx, cfg.Worker(), f.JS, rdb); err != nil {
+	if f.Stores, err = app.OpenExistingStores(ctx, cfg.Worker(), f.JS, rdb); err != nil {
 		return nil, fmt.Errorf("stores: %w", err)
+	}
+	if err := checkLiveRetention(f.Stores.IdempotencyRetention, dlqStream.CachedInfo().Config.MaxAge, f.Streams.DLQStream); err != nil {
+		return nil, err
 	}
 	return f, nil
 }
@@ -122,3 +131,19 @@ func (f *Fleet) EnsureForWrites(ctx context.Context) error {
 
 // isNotFound reports a missing stream message.
 func isNotFound(err error) bool { return errors.Is(err, jetstream.ErrMsgNotFound) }
+
+// checkLiveRetention is idempotency.ValidateRetention of the stores'
+// retention (Stores.IdempotencyRetention: on NATS KV the bucket's own max
+// age, 0 for none) against the DLQ stream's max age as the server has it.
+// The workers configure the stream; a replayer whose configuration says
+// less (its defaults, say) would otherwise pass its own start-up check and
+// replay entries older than the records that guard their effects.
+func checkLiveRetention(retention, liveMaxAge time.Duration, stream string) error {
+	if retention == 0 {
+		return nil // records are kept until deleted
+	}
+	if err := idempotency.ValidateRetention(retention, liveMaxAge); err != nil {
+		return fmt.Errorf("idempotency.retention against the live DLQ stream %s (max age %v): %w", stream, liveMaxAge, err)
+	}
+	return nil
+}

@@ -68,6 +68,12 @@ func newFx(t testing.TB, withRedis bool) *fx {
 		orders := support.NewRedisOrders(x.rdb, x.prefix)
 		st.Orders, st.Refunds = orders, orders.Refunds
 		x.stores = st
+	} else {
+		// A NATS-only fleet's workers have created the KV stores' buckets
+		// (the replayer only opens them).
+		if _, err := app.OpenStores(ctx, x.cfg.Worker(), js, nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return x
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentfleet/agentfleet/internal/kvbucket"
 )
 
 // RefundsBucket is the NATS KV bucket holding demo refunds in embedded
@@ -30,12 +32,18 @@ type orderRefunds struct {
 
 // NewNATSOrders creates (or opens) the bucket.
 func NewNATSOrders(ctx context.Context, js jetstream.JetStream, bucket string) (*NATSOrders, error) {
+	return OpenNATSOrders(ctx, js, bucket, kvbucket.Configure)
+}
+
+// OpenNATSOrders is NewNATSOrders with the bucket opened in mode
+// (kvbucket.Existing: only opened, an error if missing).
+func OpenNATSOrders(ctx context.Context, js jetstream.JetStream, bucket string, mode kvbucket.Mode) (*NATSOrders, error) {
 	if bucket == "" {
 		bucket = RefundsBucket
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: bucket, Description: "agentfleet demo refunds (effects)"})
+	kv, _, err := kvbucket.Open(ctx, js, jetstream.KeyValueConfig{Bucket: bucket, Description: "agentfleet demo refunds (effects)"}, mode)
 	if err != nil {
-		return nil, fmt.Errorf("support: refunds bucket: %w", err)
+		return nil, fmt.Errorf("support: refunds %w", err)
 	}
 	cat := map[string]Order{}
 	for _, o := range DemoOrders() {

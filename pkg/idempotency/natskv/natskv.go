@@ -29,6 +29,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentfleet/agentfleet/internal/kvbucket"
 	"github.com/agentfleet/agentfleet/pkg/idempotency"
 )
 
@@ -51,8 +52,14 @@ type Config struct {
 	Bucket string
 	// Retention is the bucket's MaxAge: how long a record lives after its
 	// last write; default idempotency.DefaultRetention. Check it with
-	// idempotency.ValidateRetention.
+	// idempotency.ValidateRetention. New never lowers the MaxAge of an
+	// existing bucket: a bucket that keeps records longer (another
+	// process's configuration) keeps them so, and Store.Retention says so.
 	Retention time.Duration
+	// OpenExisting opens the bucket as it is, for a process that does not
+	// own it (dlq-replayer): New neither creates nor reconfigures it, a
+	// missing bucket is an error, and Store.Retention is the bucket's.
+	OpenExisting bool
 	// Replicas of the bucket; default 1.
 	Replicas int
 	// Storage of the bucket; default file.
@@ -73,9 +80,13 @@ type Store struct {
 
 var _ idempotency.Store = (*Store)(nil)
 
-// New creates the bucket, or updates its configuration (MaxAge) if it
-// exists, and returns a Store on it. A server that cannot be reached is a
-// *idempotency.StoreError.
+// New creates the bucket, or updates its configuration if it exists, and
+// returns a Store on it. An existing bucket's MaxAge is raised to
+// cfg.Retention, never lowered: a process with a shorter retention (a
+// replayer on its defaults, an older worker) would otherwise drop records
+// that still guard effects a replay can repeat. With cfg.OpenExisting the
+// bucket is only opened. A server that cannot be reached, or a missing
+// bucket with OpenExisting, is a *idempotency.StoreError.
 func New(ctx context.Context, js jetstream.JetStream, cfg Config) (*Store, error) {
 	if cfg.Bucket == "" {
 		cfg.Bucket = DefaultBucket
@@ -91,21 +102,27 @@ func New(ctx context.Context, js jetstream.JetStream, cfg Config) (*Store, error
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.OpTimeout)
 	defer cancel()
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	mode := kvbucket.KeepLonger
+	if cfg.OpenExisting {
+		mode = kvbucket.Existing
+	}
+	kv, ttl, err := kvbucket.Open(ctx, js, jetstream.KeyValueConfig{
 		Bucket:      cfg.Bucket,
 		Description: "agentfleet idempotency records (pkg/idempotency/natskv)",
 		History:     1,
 		TTL:         cfg.Retention,
 		Replicas:    cfg.Replicas,
 		Storage:     cfg.Storage,
-	})
+	}, mode)
 	if err != nil {
-		return nil, storeErr("open", fmt.Errorf("bucket %s: %w", cfg.Bucket, err))
+		return nil, storeErr("open", err)
 	}
+	cfg.Retention = ttl
 	return &Store{kv: kv, cfg: cfg}, nil
 }
 
-// Retention returns the bucket's MaxAge, the retention of every record.
+// Retention returns the bucket's MaxAge, the retention of every record (0:
+// records are kept until deleted), as New found or set it.
 func (s *Store) Retention() time.Duration { return s.cfg.Retention }
 
 func storeErr(op string, err error) error {

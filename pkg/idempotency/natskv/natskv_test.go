@@ -142,3 +142,48 @@ func isUnavailable(err error) bool {
 	var se *idempotency.StoreError
 	return errors.As(err, &se) && se.Backend == "natskv" && errors.Is(err, idempotency.ErrStoreUnavailable)
 }
+
+// TestNewNeverLowersRetention: a process configured with a shorter retention
+// (a replayer on its defaults, an older worker) must not cut the records of
+// a bucket that keeps them longer, or a replay of an old dead letter would
+// run its effects again; a longer one raises it.
+func TestNewNeverLowersRetention(t *testing.T) {
+	js, _, _ := natstest.JetStream(t)
+	long := newStore(t, js, natskv.Config{Bucket: "IDEM", Retention: 31 * 24 * time.Hour})
+	if got := long.Retention(); got != 31*24*time.Hour {
+		t.Fatalf("Retention = %v", got)
+	}
+	short := newStore(t, js, natskv.Config{Bucket: "IDEM", Retention: 15 * 24 * time.Hour})
+	if got := short.Retention(); got != 31*24*time.Hour {
+		t.Fatalf("a shorter configuration reports %v, want the bucket's 744h", got)
+	}
+	if got := natstest.BucketMaxAge(t, js, "IDEM"); got != 31*24*time.Hour {
+		t.Fatalf("bucket max age %v after a shorter New, want 744h", got)
+	}
+	newStore(t, js, natskv.Config{Bucket: "IDEM", Retention: 40 * 24 * time.Hour})
+	if got := natstest.BucketMaxAge(t, js, "IDEM"); got != 40*24*time.Hour {
+		t.Fatalf("bucket max age %v after a longer New, want 960h", got)
+	}
+}
+
+// TestOpenExisting: OpenExisting neither creates nor changes the bucket and
+// reports the bucket's retention; a missing bucket is a StoreError.
+func TestOpenExisting(t *testing.T) {
+	js, _, _ := natstest.JetStream(t)
+	_, err := natskv.New(context.Background(), js, natskv.Config{Bucket: "IDEM", OpenExisting: true})
+	var se *idempotency.StoreError
+	if !errors.As(err, &se) || !errors.Is(err, jetstream.ErrBucketNotFound) {
+		t.Fatalf("missing bucket: err = %v, want a StoreError wrapping ErrBucketNotFound", err)
+	}
+	if _, err := js.KeyValue(context.Background(), "IDEM"); !errors.Is(err, jetstream.ErrBucketNotFound) {
+		t.Fatalf("OpenExisting created the bucket: %v", err)
+	}
+	newStore(t, js, natskv.Config{Bucket: "IDEM", Retention: 2 * time.Hour})
+	s := newStore(t, js, natskv.Config{Bucket: "IDEM", Retention: time.Minute, OpenExisting: true})
+	if got := s.Retention(); got != 2*time.Hour {
+		t.Fatalf("Retention = %v, want the bucket's 2h", got)
+	}
+	if got := natstest.BucketMaxAge(t, js, "IDEM"); got != 2*time.Hour {
+		t.Fatalf("bucket max age %v, want 2h unchanged", got)
+	}
+}

@@ -54,6 +54,13 @@ type Config struct {
 	// MaxConflictRetries bounds how often one call retries after a revision
 	// conflict (default DefaultMaxConflictRetries).
 	MaxConflictRetries int
+	// OpenExisting opens the buckets as they are, for a process that does
+	// not own them (dlq-replayer): nothing is created or reconfigured, a
+	// missing bucket is an error, and a Locker's leases are capped by the
+	// lock bucket's own max age. Without it, the session and lock buckets
+	// are created or updated to this Config, and the invocation bucket too,
+	// except that its max age is never lowered.
+	OpenExisting bool
 }
 
 // WithDefaults returns c with empty fields set to their defaults.

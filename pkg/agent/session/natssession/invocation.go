@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentfleet/agentfleet/internal/kvbucket"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
 )
 
@@ -25,14 +26,15 @@ type Invocations struct {
 var _ session.InvocationStore = (*Invocations)(nil)
 
 // NewInvocations opens (creating or updating) the invocation bucket on js,
-// with MaxAge cfg.InvocationRetention. cfg gets its defaults and is
-// validated.
+// with MaxAge cfg.InvocationRetention; an existing bucket's longer MaxAge is
+// kept (a record a shorter one dropped would let a completed invocation run
+// again). cfg gets its defaults and is validated.
 func NewInvocations(ctx context.Context, js jetstream.JetStream, cfg Config) (*Invocations, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	kv, err := openBucket(ctx, js, cfg, cfg.InvocationBucket, "agentfleet invocation status records", cfg.InvocationRetention, 0)
+	kv, _, err := openBucket(ctx, js, cfg, cfg.InvocationBucket, "agentfleet invocation status records", cfg.InvocationRetention, 0, kvbucket.KeepLonger)
 	if err != nil {
 		return nil, err
 	}

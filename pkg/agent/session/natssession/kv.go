@@ -8,11 +8,17 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentfleet/agentfleet/internal/kvbucket"
 )
 
-// openBucket creates the bucket or updates its configuration.
-func openBucket(ctx context.Context, js jetstream.JetStream, c Config, bucket, desc string, ttl time.Duration, maxValue int32) (jetstream.KeyValue, error) {
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+// openBucket opens the bucket in mode (kvbucket.Existing instead when
+// c.OpenExisting) and returns it with the max age its entries have.
+func openBucket(ctx context.Context, js jetstream.JetStream, c Config, bucket, desc string, ttl time.Duration, maxValue int32, mode kvbucket.Mode) (jetstream.KeyValue, time.Duration, error) {
+	if c.OpenExisting {
+		mode = kvbucket.Existing
+	}
+	kv, got, err := kvbucket.Open(ctx, js, jetstream.KeyValueConfig{
 		Bucket:       bucket,
 		Description:  desc,
 		History:      1,
@@ -20,11 +26,11 @@ func openBucket(ctx context.Context, js jetstream.JetStream, c Config, bucket, d
 		MaxValueSize: maxValue,
 		Storage:      c.Storage,
 		Replicas:     c.Replicas,
-	})
+	}, mode)
 	if err != nil {
-		return nil, fmt.Errorf("natssession: open bucket %s: %w", bucket, err)
+		return nil, 0, fmt.Errorf("natssession: open %w", err)
 	}
-	return kv, nil
+	return kv, got, nil
 }
 
 // isConflict reports a lost compare-and-set: Update at a stale revision, or

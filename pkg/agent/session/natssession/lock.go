@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentfleet/agentfleet/internal/kvbucket"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
 )
 
@@ -45,9 +46,12 @@ func NewLocker(ctx context.Context, js jetstream.JetStream, cfg Config) (*Locker
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	kv, err := openBucket(ctx, js, cfg, cfg.LockBucket, "agentfleet session locks: owner and lease per session", cfg.LockMaxAge, 0)
+	kv, ttl, err := openBucket(ctx, js, cfg, cfg.LockBucket, "agentfleet session locks: owner and lease per session", cfg.LockMaxAge, 0, kvbucket.Configure)
 	if err != nil {
 		return nil, err
+	}
+	if ttl > 0 {
+		cfg.LockMaxAge = ttl // an existing bucket opened as it is: leases may not exceed its max age
 	}
 	return &Locker{kv: kv, cfg: cfg, now: time.Now}, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentfleet/agentfleet/internal/kvbucket"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
 )
 
@@ -45,7 +46,7 @@ func NewService(ctx context.Context, js jetstream.JetStream, cfg Config) (*Servi
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	kv, err := openBucket(ctx, js, cfg, cfg.SessionBucket, "agentfleet sessions: state and events per session", cfg.SessionTTL, cfg.MaxValueSize)
+	kv, _, err := openBucket(ctx, js, cfg, cfg.SessionBucket, "agentfleet sessions: state and events per session", cfg.SessionTTL, cfg.MaxValueSize, kvbucket.Configure)
 	if err != nil {
 		return nil, err
 	}
