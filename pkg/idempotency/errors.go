@@ -63,8 +63,9 @@ func (e *StoreError) Retryable() bool { return true }
 func (e *StoreError) Infrastructure() bool { return true }
 
 // InProgressError is returned by a wrapped tool when another live owner holds
-// the key and the wait (Options.WaitTimeout) ran out. It is retryable: retry
-// after LeaseUntil at the latest.
+// the key and the wait (Options.WaitTimeout) ran out, or the caller's
+// context ended first (Err). It is retryable: retry after LeaseUntil at the
+// latest.
 type InProgressError struct {
 	// Key is the idempotency key.
 	Key string
@@ -74,13 +75,27 @@ type InProgressError struct {
 	LeaseUntil time.Time
 	// Waited is how long the wrapper waited before giving up.
 	Waited time.Duration
+	// Err is the caller's context error when the context ended the wait
+	// before WaitTimeout did (nil otherwise); Unwrap returns it, so
+	// errors.Is(err, context.DeadlineExceeded) still holds. The error stays
+	// an InProgressError, infrastructure and retryable: a deadline that
+	// ends a wait for another worker's call is not a tool timeout the model
+	// could retry (review finding: it reached the model as one).
+	Err error
 }
 
 // Error implements error.
 func (e *InProgressError) Error() string {
-	return fmt.Sprintf("idempotency: %s is in progress by %s (lease until %s, waited %s)",
+	msg := fmt.Sprintf("idempotency: %s is in progress by %s (lease until %s, waited %s)",
 		e.Key, e.Owner, e.LeaseUntil.UTC().Format(time.RFC3339Nano), e.Waited.Round(time.Millisecond))
+	if e.Err != nil {
+		msg += ": wait ended: " + e.Err.Error()
+	}
+	return msg
 }
+
+// Unwrap returns Err.
+func (e *InProgressError) Unwrap() error { return e.Err }
 
 // Is makes errors.Is(err, ErrInProgress) true.
 func (e *InProgressError) Is(target error) bool { return target == ErrInProgress }

@@ -32,6 +32,9 @@ type Options struct {
 	// KeyFields, when set, are the only top-level arguments in the key (a
 	// refund: "order_id", "amount_cents", not the free-text "reason"). A
 	// call lacking one fails with a *KeyFieldError and does not run.
+	// Numbers are canonicalised as RFC 8785 does (IEEE 754 doubles, as a
+	// model's JSON arguments arrive anyway), so integers beyond 2^53 that
+	// differ only in low digits share a key: declare such ids as strings.
 	KeyFields []string
 	// Lease is how long a claim holds without renewal; default DefaultLease.
 	Lease time.Duration

@@ -162,7 +162,8 @@ func (c *call) claim(ctx context.Context, req ClaimRequest) (Claim, error) {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return Claim{}, fmt.Errorf("idempotency: waiting for %s held by %s: %w", req.Key, cl.Record.Owner, ctx.Err())
+			c.w.opts.Metrics.inProgressConflict(c.agent, c.tool)
+			return Claim{}, &InProgressError{Key: req.Key, Owner: cl.Record.Owner, LeaseUntil: cl.Record.LeaseUntil, Waited: time.Since(start), Err: ctx.Err()}
 		case <-t.C:
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/goleak"
 
+	"github.com/agentfleet/agentfleet/pkg/agent"
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
 	"github.com/agentfleet/agentfleet/pkg/agent/tool"
@@ -272,4 +273,39 @@ func TestNilMetricsAndReRegistration(t *testing.T) {
 		t.Fatalf("gather %s: %d, %v", idempotency.MetricReplays, n, err)
 	}
 	_ = idempotency.NewMetrics(nil)
+}
+
+// TestWaitEndedByContextIsInProgressError: when the caller's deadline ends
+// the wait for another live owner, the error is still the typed, retryable,
+// infrastructure InProgressError (wrapping the deadline), so the agent loop
+// does not show it to the model as a tool timeout to retry.
+func TestWaitEndedByContextIsInProgressError(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	s := idempotency.NewMemory()
+	tl := &fnTool{name: "refund", fn: func(context.Context, map[string]any) (map[string]any, error) { return tool.OK(nil), nil }}
+	w := idempotency.Wrap(tl, s, idempotency.Options{Lease: time.Minute, WaitTimeout: time.Minute})
+	args := map[string]any{"order_id": "A-1"}
+	key, err := idempotency.DeriveKey(idempotency.KeyInput{Agent: "support", InvocationID: "inv-1", Tool: "refund", Args: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Claim(context.Background(), idempotency.ClaimRequest{Ticket: idempotency.Ticket{Key: key.String(), InvocationID: "inv-1", Owner: "other"}, Lease: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(toolCtx("inv-1"), 50*time.Millisecond)
+	defer cancel()
+	_, err = w.Run(ctx, args)
+	var ipe *idempotency.InProgressError
+	if !errors.As(err, &ipe) || ipe.Owner != "other" || !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, idempotency.ErrInProgress) {
+		t.Fatalf("Run = %v, want an InProgressError by other wrapping the deadline", err)
+	}
+	if !tool.IsInfrastructure(err) {
+		t.Fatal("not infrastructure: the agent loop would hand it to the model")
+	}
+	if m, cerr := agent.ClassifyToolError()(ctx, nil, nil, err); m != nil || cerr != nil {
+		t.Fatalf("ClassifyToolError turned it into %v, %v", m, cerr)
+	}
+	if tl.runs.Load() != 0 {
+		t.Fatal("the tool ran while another owner held the key")
+	}
 }
