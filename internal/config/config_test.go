@@ -109,3 +109,17 @@ func TestEveryKeyHasAnEnvName(t *testing.T) {
 		}
 	}
 }
+
+// The worker's retention check also holds for a configuration file (the
+// environment's case is in TestValidateRejectsInconsistentConfig).
+func TestWorkerFileRetentionMustOutliveDLQ(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "w.yaml")
+	writeFile(t, p, "nats:\n  url: nats://x\nstreams:\n  dlq_max_age: 720h\n")
+	if _, err := config.LoadWorker([]string{"--config", p}, noEnv, io.Discard); err == nil || !strings.Contains(err.Error(), "idempotency.retention") {
+		t.Fatalf("a 30-day DLQ with the default 15-day retention accepted: %v", err)
+	}
+	writeFile(t, p, "nats:\n  url: nats://x\nstreams:\n  dlq_max_age: 720h\nidempotency:\n  retention: 744h\n")
+	if _, err := config.LoadWorker([]string{"--config", p}, noEnv, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -89,3 +89,39 @@ func TestReplayerPrecedenceAndValidation(t *testing.T) {
 		t.Fatal("not redacted")
 	}
 }
+
+// The replayer refuses an idempotency retention that does not outlive its
+// DLQ max age, from the file, from the environment, and when only the DLQ
+// max age is raised; a retention that outlives it passes.
+func TestReplayerRetentionMustOutliveDLQ(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "r.yaml")
+	cases := []struct {
+		name, file string
+		env        map[string]string
+		ok         bool
+	}{
+		{"file retention", "idempotency:\n  retention: 24h\n", nil, false},
+		{"env retention", "", map[string]string{"AGENTFLEET_IDEMPOTENCY_RETENTION": "24h"}, false},
+		{"file DLQ max age", "streams:\n  dlq_max_age: 720h\n", nil, false},
+		{"both raised", "streams:\n  dlq_max_age: 720h\nidempotency:\n  retention: 744h\n", nil, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			writeFile(t, p, tc.file+"\n")
+			lookup := func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
+			c, err := config.LoadReplayer(p, lookup)
+			if err == nil {
+				err = c.Validate()
+			}
+			if tc.ok {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), "idempotency.retention") {
+				t.Fatalf("accepted: %v", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,52 @@
+package app_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/agentfleet/agentfleet/internal/app"
+	"github.com/agentfleet/agentfleet/internal/config"
+	"github.com/agentfleet/agentfleet/internal/support"
+	"github.com/agentfleet/agentfleet/pkg/agent/session"
+	"github.com/agentfleet/agentfleet/pkg/agent/tool"
+	"github.com/agentfleet/agentfleet/pkg/idempotency"
+	"github.com/agentfleet/agentfleet/pkg/providers/sim"
+)
+
+// The shipped support agent wraps only its effectful tool: refund_order
+// leaves an idempotency record, the read-only get_order none (and runs again
+// each time it is called).
+func TestSupportAgentWrapsOnlyTheEffectfulTool(t *testing.T) {
+	store := idempotency.NewMemory()
+	st := &app.Stores{Orders: support.NewMemoryOrders(support.DemoOrders()...), Idempotency: store}
+	m, err := sim.New(sim.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := app.SupportAgent(config.DefaultWorker(), m, st, nil, nil, zerolog.Nop())
+	ctx := tool.WithContext(context.Background(), &tool.Context{InvocationID: "inv-1", Session: session.Key{App: "support", UserID: "u", SessionID: "s"}})
+	byName := map[string]tool.Tool{}
+	for _, tl := range a.Tools {
+		byName[tl.Name()] = tl
+	}
+	get, refund := byName["get_order"], byName["refund_order"]
+	if get == nil || refund == nil {
+		t.Fatalf("tools %v", byName)
+	}
+	if _, err := get.Run(ctx, map[string]any{"order_id": "A-1001"}); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := store.Effects(ctx, "inv-1")
+	if err != nil || len(recs) != 0 {
+		t.Fatalf("get_order left records %+v (%v): a read-only tool must not be wrapped", recs, err)
+	}
+	if _, err := refund.Run(ctx, map[string]any{"order_id": "A-1001", "amount_cents": 100.0, "reason": "damaged"}); err != nil {
+		t.Fatal(err)
+	}
+	recs, err = store.Effects(ctx, "inv-1")
+	if err != nil || len(recs) != 1 || recs[0].Tool != "refund_order" || recs[0].State != idempotency.StateCompleted {
+		t.Fatalf("refund_order records %+v (%v), want one completed", recs, err)
+	}
+}
