@@ -131,6 +131,12 @@ func Connect(ctx context.Context, cfg config.Worker, log zerolog.Logger) (*Infra
 	}
 	inf.Stores = st
 	log.Info().Str("stores", st.Mode).Msg("stores open")
+	if st.Mode == "nats-kv" && st.IdempotencyRetention != cfg.Idempotency.Retention {
+		// kvbucket.KeepLonger: another process (or an earlier
+		// configuration) keeps records longer, and a worker never lowers it.
+		log.Warn().Dur("bucket_max_age", st.IdempotencyRetention).Dur("configured", cfg.Idempotency.Retention).
+			Msg("the idempotency bucket keeps records longer than idempotency.retention; workers never lower it: to shorten it, edit the bucket (nats kv / nats stream edit KV_AGENT_IDEMPOTENCY)")
+	}
 	ok = true
 	return inf, nil
 }

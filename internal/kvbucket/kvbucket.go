@@ -65,8 +65,8 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueCon
 			if m == Existing {
 				return kv, cur, nil
 			}
-			if cur == 0 || cur > cfg.TTL {
-				cfg.TTL = cur
+			if cfg.TTL != 0 && (cur == 0 || cur > cfg.TTL) {
+				cfg.TTL = cur // 0 (no limit) asked for is longer than any
 			}
 		case m == Existing:
 			return nil, 0, fmt.Errorf("bucket %s (its owners create it): %w", cfg.Bucket, err)

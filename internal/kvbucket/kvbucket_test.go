@@ -27,6 +27,7 @@ func TestOpenModes(t *testing.T) {
 		{"keep-longer raises", 15 * day, 31 * day, kvbucket.KeepLonger, 31 * day},
 		{"keep-longer does not lower", 31 * day, 15 * day, kvbucket.KeepLonger, 31 * day},
 		{"keep-longer keeps forever", 0, 15 * day, kvbucket.KeepLonger, 0},
+		{"keep-longer raises to forever", 15 * day, 0, kvbucket.KeepLonger, 0},
 		{"existing leaves a longer one", 31 * day, 15 * day, kvbucket.Existing, 31 * day},
 		{"existing leaves a shorter one", 2 * day, 15 * day, kvbucket.Existing, 2 * day},
 	}

@@ -57,6 +57,9 @@ func runDrain(ctx context.Context, c *cmdCtx, pos []string) error {
 		return err
 	}
 	defer f.Close()
+	if err := f.CheckRetention(ctx); err != nil {
+		return err
+	}
 	if err := f.EnsureForWrites(ctx); err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 // HaltError says a safety rule stopped a replay (exit code 2).
 type HaltError struct {
 	// Rule names the rule: "canary", "auto-halt", "refused-class",
-	// "confirmation".
+	// "confirmation", "retention".
 	Rule string
 	// Reason says why, for on-call.
 	Reason string

@@ -11,7 +11,8 @@ const (
 	ExitError = 1
 	// ExitHalted: halted or refused by a safety rule: a class that needs a
 	// person, a confirmation that was not given, a canary that failed
-	// again, the auto-halt threshold.
+	// again, the auto-halt threshold, idempotency records that may expire
+	// before the dead letters (Fleet.CheckRetention).
 	ExitHalted = 2
 	// ExitUsage: bad command line.
 	ExitUsage = 3

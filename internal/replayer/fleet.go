@@ -16,7 +16,6 @@ import (
 	"github.com/agentfleet/agentfleet/internal/streams"
 	"github.com/agentfleet/agentfleet/pkg/client"
 	"github.com/agentfleet/agentfleet/pkg/dlq"
-	"github.com/agentfleet/agentfleet/pkg/idempotency"
 )
 
 // Fleet is the replayer's view of a deployment: the NATS connection, the
@@ -39,7 +38,8 @@ type Fleet struct {
 	// Client reads results.
 	Client *client.Client
 
-	close []func()
+	dlqMaxAge time.Duration // the live DLQ stream's max age, read by OpenFleet
+	close     []func()
 }
 
 // Close releases the connections.
@@ -57,13 +57,13 @@ func StreamsConfig(c config.Replayer) streams.Config {
 }
 
 // OpenFleet connects to NATS (and Redis when configured and withStores is
-// set) and checks that the DLQ stream exists. It creates nothing: read-only
+// set) and checks that the DLQ stream exists. OpenFleet itself creates
+// nothing (EnsureForWrites does, for the commands that write): read-only
 // commands and --dry-run leave the server as they found it. withStores opens
 // the fleet's stores (sessions, idempotency records, cooldown) as they are
 // (app.OpenExistingStores: on NATS KV the workers' buckets, whose max ages
-// the replayer's own configuration must not change), and checks that the
-// idempotency records outlive the live DLQ stream's entries, not only the
-// DLQ max age in the replayer's configuration (checkLiveRetention).
+// the replayer's own configuration must not change). CheckRetention is
+// the commands' to call.
 func OpenFleet(ctx context.Context, cfg config.Replayer, withStores bool, log zerolog.Logger) (_ *Fleet, err error) {
 	f := &Fleet{Cfg: cfg, Streams: StreamsConfig(cfg)}
 	defer func() {
@@ -87,6 +87,7 @@ func OpenFleet(ctx context.Context, cfg config.Replayer, withStores bool, log ze
 	if err != nil {
 		return nil, fmt.Errorf("DLQ stream %s: %w (is this the fleet's NATS server? the workers create it)", f.Streams.DLQStream, err)
 	}
+	f.dlqMaxAge = dlqStream.CachedInfo().Config.MaxAge
 	f.Reader = dlq.NewReader(f.JS, dlq.Config{Stream: f.Streams.DLQStream, Prefix: f.Streams.DLQPrefix, Consumer: f.Streams.ReplayerConsumer})
 	f.Parked = &Parked{js: f.JS, cfg: ParkedConfig{
 		Stream: cfg.Replay.ParkedStream, Prefix: cfg.Replay.ParkedPrefix, MaxAge: cfg.Replay.ParkedMaxAge,
@@ -113,9 +114,6 @@ func OpenFleet(ctx context.Context, cfg config.Replayer, withStores bool, log ze
 	if f.Stores, err = app.OpenExistingStores(ctx, cfg.Worker(), f.JS, rdb); err != nil {
 		return nil, fmt.Errorf("stores: %w", err)
 	}
-	if err := checkLiveRetention(f.Stores.IdempotencyRetention, dlqStream.CachedInfo().Config.MaxAge, f.Streams.DLQStream); err != nil {
-		return nil, err
-	}
 	return f, nil
 }
 
@@ -131,19 +129,3 @@ func (f *Fleet) EnsureForWrites(ctx context.Context) error {
 
 // isNotFound reports a missing stream message.
 func isNotFound(err error) bool { return errors.Is(err, jetstream.ErrMsgNotFound) }
-
-// checkLiveRetention is idempotency.ValidateRetention of the stores'
-// retention (Stores.IdempotencyRetention: on NATS KV the bucket's own max
-// age, 0 for none) against the DLQ stream's max age as the server has it.
-// The workers configure the stream; a replayer whose configuration says
-// less (its defaults, say) would otherwise pass its own start-up check and
-// replay entries older than the records that guard their effects.
-func checkLiveRetention(retention, liveMaxAge time.Duration, stream string) error {
-	if retention == 0 {
-		return nil // records are kept until deleted
-	}
-	if err := idempotency.ValidateRetention(retention, liveMaxAge); err != nil {
-		return fmt.Errorf("idempotency.retention against the live DLQ stream %s (max age %v): %w", stream, liveMaxAge, err)
-	}
-	return nil
-}

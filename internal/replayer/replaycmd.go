@@ -2,6 +2,7 @@ package replayer
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -60,13 +61,23 @@ func runReplay(ctx context.Context, c *cmdCtx, pos []string) error {
 		return err
 	}
 	defer f.Close()
+	retErr := f.CheckRetention(ctx)
+	if he := (*HaltError)(nil); retErr != nil && !errors.As(retErr, &he) {
+		return retErr
+	}
 	plan, err := Plan(ctx, f, sel)
 	if err != nil {
 		return err
 	}
 	n := tally(plan)
 	if o.dryRun {
-		return writePlan(c, plan, n)
+		if err := writePlan(c, plan, n); err != nil {
+			return err
+		}
+		return retErr // the real run would refuse
+	}
+	if retErr != nil {
+		return retErr
 	}
 	if n.replay+n.park == 0 {
 		fmt.Fprintf(c.env.Stderr, "nothing to replay: %d entries selected (%d skipped, %d bad)\n", len(plan), n.skip, n.bad)

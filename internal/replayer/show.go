@@ -154,6 +154,10 @@ func Show(ctx context.Context, f *Fleet, id string) (*Shown, error) {
 		}
 		sh.Effects = append(sh.Effects, se)
 	}
+	if err := f.CheckRetention(ctx); err != nil {
+		// show is how on-call looks into a misconfigured fleet: say it, go on.
+		sh.Problems = append(sh.Problems, "replay safety: "+err.Error())
+	}
 	if len(sh.Entries) == 0 && len(sh.Parked) == 0 && sh.Record == nil && len(sh.Events) == 0 && len(sh.Effects) == 0 {
 		return nil, fmt.Errorf("%s: no DLQ or parked entry, invocation record, session event or tool effect: %w", id, ErrNotFound)
 	}

@@ -283,7 +283,8 @@ func TestWaitEndedByContextIsInProgressError(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	s := idempotency.NewMemory()
 	tl := &fnTool{name: "refund", fn: func(context.Context, map[string]any) (map[string]any, error) { return tool.OK(nil), nil }}
-	w := idempotency.Wrap(tl, s, idempotency.Options{Lease: time.Minute, WaitTimeout: time.Minute})
+	m := idempotency.NewMetrics(prometheus.NewRegistry())
+	w := idempotency.Wrap(tl, s, idempotency.Options{Lease: time.Minute, WaitTimeout: time.Minute, Metrics: m})
 	args := map[string]any{"order_id": "A-1"}
 	key, err := idempotency.DeriveKey(idempotency.KeyInput{Agent: "support", InvocationID: "inv-1", Tool: "refund", Args: args})
 	if err != nil {
@@ -307,5 +308,8 @@ func TestWaitEndedByContextIsInProgressError(t *testing.T) {
 	}
 	if tl.runs.Load() != 0 {
 		t.Fatal("the tool ran while another owner held the key")
+	}
+	if got := testutil.ToFloat64(m.InProgressConflicts.WithLabelValues("support", "refund")); got != 1 {
+		t.Fatalf("%s = %v, want 1", idempotency.MetricInProgressConflicts, got)
 	}
 }

@@ -6,7 +6,9 @@
 // create-if-absent), Update (compare-and-set on the key's revision), Delete
 // with an expected revision, and bucket MaxAge.
 //
-// Buckets (names configurable; created or updated by the constructors):
+// Buckets (names configurable; created or updated by the constructors, or
+// only opened with Config.OpenExisting; the invocation bucket's MaxAge is
+// never lowered):
 //
 //	agent_sessions       one entry per session: {state, events[]} as JSON
 //	agent_session_locks  one entry per locked session: {owner, lease_ms}

@@ -25,10 +25,10 @@ type Invocations struct {
 
 var _ session.InvocationStore = (*Invocations)(nil)
 
-// NewInvocations opens (creating or updating) the invocation bucket on js,
-// with MaxAge cfg.InvocationRetention; an existing bucket's longer MaxAge is
-// kept (a record a shorter one dropped would let a completed invocation run
-// again). cfg gets its defaults and is validated.
+// NewInvocations opens the invocation bucket on js, creating or updating it
+// with MaxAge cfg.InvocationRetention unless cfg.OpenExisting; an existing
+// bucket's longer MaxAge is kept (a record a shorter one dropped would let a
+// completed invocation run again). cfg gets its defaults and is validated.
 func NewInvocations(ctx context.Context, js jetstream.JetStream, cfg Config) (*Invocations, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {

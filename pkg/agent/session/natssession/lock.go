@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -39,8 +40,8 @@ type lockEntry struct {
 	expires time.Time
 }
 
-// NewLocker opens (creating or updating) the lock bucket on js. cfg gets its
-// defaults and is validated.
+// NewLocker opens the lock bucket on js (creating or updating it unless
+// cfg.OpenExisting). cfg gets its defaults and is validated.
 func NewLocker(ctx context.Context, js jetstream.JetStream, cfg Config) (*Locker, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -50,8 +51,11 @@ func NewLocker(ctx context.Context, js jetstream.JetStream, cfg Config) (*Locker
 	if err != nil {
 		return nil, err
 	}
-	if ttl > 0 {
+	switch {
+	case ttl > 0:
 		cfg.LockMaxAge = ttl // an existing bucket opened as it is: leases may not exceed its max age
+	case cfg.OpenExisting:
+		cfg.LockMaxAge = math.MaxInt64 // a bucket without a max age caps no lease
 	}
 	return &Locker{kv: kv, cfg: cfg, now: time.Now}, nil
 }

@@ -91,3 +91,19 @@ func TestOpenExistingChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A lock bucket without a max age, opened as it is, caps no lease (the
+// configured LockMaxAge is for a bucket this process would create).
+func TestOpenExistingLockBucketWithoutMaxAge(t *testing.T) {
+	js, _, _ := natstest.JetStream(t)
+	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: natssession.DefaultLockBucket}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := natssession.NewLocker(ctx, js, natssession.Config{OpenExisting: true, LockMaxAge: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Acquire(ctx, session.Key{App: "support", UserID: "u1", SessionID: "s1"}, "a", 48*time.Hour); err != nil {
+		t.Fatalf("a 48h lease on a bucket without a max age: %v", err)
+	}
+}

@@ -39,8 +39,8 @@ type sessionDoc struct {
 	Events    []json.RawMessage `json:"events"`
 }
 
-// NewService opens (creating or updating) the session bucket on js. cfg gets
-// its defaults and is validated.
+// NewService opens the session bucket on js (creating or updating it unless
+// cfg.OpenExisting). cfg gets its defaults and is validated.
 func NewService(ctx context.Context, js jetstream.JetStream, cfg Config) (*Service, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
