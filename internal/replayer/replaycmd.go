@@ -61,8 +61,9 @@ func runReplay(ctx context.Context, c *cmdCtx, pos []string) error {
 		return err
 	}
 	defer f.Close()
-	retErr := f.CheckRetention(ctx)
-	if he := (*HaltError)(nil); retErr != nil && !errors.As(retErr, &he) {
+	retErr := f.CheckRetention(ctx) // a refusal waits until a dry run printed its plan
+	var refused *HaltError
+	if retErr != nil && !errors.As(retErr, &refused) {
 		return retErr
 	}
 	plan, err := Plan(ctx, f, sel)
