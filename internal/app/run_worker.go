@@ -19,8 +19,10 @@ import (
 	"github.com/agentfleet/agentfleet/internal/streams"
 	"github.com/agentfleet/agentfleet/internal/worker"
 	"github.com/agentfleet/agentfleet/pkg/agent"
+	"github.com/agentfleet/agentfleet/pkg/agent/session/natssession"
 	"github.com/agentfleet/agentfleet/pkg/dlq"
 	"github.com/agentfleet/agentfleet/pkg/idempotency"
+	"github.com/agentfleet/agentfleet/pkg/idempotency/natskv"
 	"github.com/agentfleet/agentfleet/pkg/taxonomy"
 )
 
@@ -131,11 +133,11 @@ func Connect(ctx context.Context, cfg config.Worker, log zerolog.Logger) (*Infra
 	}
 	inf.Stores = st
 	log.Info().Str("stores", st.Mode).Msg("stores open")
-	if st.Mode == "nats-kv" && st.IdempotencyRetention != cfg.Idempotency.Retention {
-		// kvbucket.KeepLonger: another process (or an earlier
-		// configuration) keeps records longer, and a worker never lowers it.
-		log.Warn().Dur("bucket_max_age", st.IdempotencyRetention).Dur("configured", cfg.Idempotency.Retention).
-			Msg("the idempotency bucket keeps records longer than idempotency.retention; workers never lower it: to shorten it, edit the bucket (nats kv / nats stream edit KV_AGENT_IDEMPOTENCY)")
+	if st.Mode == "nats-kv" {
+		warnLongerBucket(log, natskv.DefaultBucket, st.IdempotencyRetention, cfg.Idempotency.Retention)
+		if r, ok := st.Invocations.(interface{ Retention() time.Duration }); ok {
+			warnLongerBucket(log, natssession.DefaultInvocationBucket, r.Retention(), cfg.Idempotency.Retention)
+		}
 	}
 	ok = true
 	return inf, nil
@@ -248,4 +250,15 @@ func StartWorker(ctx context.Context, cfg config.Worker, getenv func(string) str
 	r := &Running{Infra: inf, Registry: reg, Log: log, done: make(chan error, 1)}
 	go func() { r.done <- w.Run(ctx) }()
 	return r, nil
+}
+
+// warnLongerBucket logs a bucket that keeps records longer than this
+// worker's idempotency.retention (kvbucket.KeepLonger: another process, or
+// an earlier configuration, set it, and a worker never lowers it).
+func warnLongerBucket(log zerolog.Logger, bucket string, maxAge, configured time.Duration) {
+	if maxAge == configured {
+		return
+	}
+	log.Warn().Str("bucket", bucket).Dur("bucket_max_age", maxAge).Dur("configured", configured).
+		Msg("the bucket keeps records longer than idempotency.retention and workers never lower it; to shorten it, edit it by hand (nats stream edit KV_" + bucket + ")")
 }

@@ -34,12 +34,17 @@ func NewInvocations(ctx context.Context, js jetstream.JetStream, cfg Config) (*I
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	kv, _, err := openBucket(ctx, js, cfg, cfg.InvocationBucket, "agentfleet invocation status records", cfg.InvocationRetention, 0, kvbucket.KeepLonger)
+	kv, ttl, err := openBucket(ctx, js, cfg, cfg.InvocationBucket, "agentfleet invocation status records", cfg.InvocationRetention, 0, kvbucket.KeepLonger)
 	if err != nil {
 		return nil, err
 	}
+	cfg.InvocationRetention = ttl
 	return &Invocations{kv: kv, cfg: cfg, now: time.Now}, nil
 }
+
+// Retention is the invocation bucket's max age as NewInvocations found or
+// set it (0: records are kept until deleted).
+func (s *Invocations) Retention() time.Duration { return s.cfg.InvocationRetention }
 
 // Get implements session.InvocationStore.
 func (s *Invocations) Get(ctx context.Context, id string) (*session.Invocation, error) {
