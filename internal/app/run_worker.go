@@ -133,6 +133,9 @@ func Connect(ctx context.Context, cfg config.Worker, log zerolog.Logger) (*Infra
 	}
 	inf.Stores = st
 	log.Info().Str("stores", st.Mode).Msg("stores open")
+	if err := checkLiveDLQ(ectx, js, inf.Streams, st.IdempotencyRetention); err != nil {
+		return nil, err
+	}
 	if st.Mode == "nats-kv" {
 		warnLongerBucket(log, natskv.DefaultBucket, st.IdempotencyRetention, cfg.Idempotency.Retention)
 		if r, ok := st.Invocations.(interface{ Retention() time.Duration }); ok {
@@ -261,4 +264,29 @@ func warnLongerBucket(log zerolog.Logger, bucket string, maxAge, configured time
 	}
 	log.Warn().Str("bucket", bucket).Dur("bucket_max_age", maxAge).Dur("configured", configured).
 		Msg("the bucket keeps records longer than idempotency.retention and workers never lower it; to shorten it, edit it by hand (nats stream edit KV_" + bucket + ")")
+}
+
+// checkLiveDLQ is idempotency.ValidateRetention of the records' retention
+// (Stores.IdempotencyRetention: on NATS KV the bucket's, 0 for none) against
+// the DLQ stream's max age as the server has it: streams.Ensure never
+// shortens it, so it may be another worker's longer one, and a worker whose
+// records expire before those dead letters would let their replay repeat
+// effects. It fails the start-up with what to change.
+func checkLiveDLQ(ctx context.Context, js jetstream.JetStream, sc streams.Config, retention time.Duration) error {
+	live, err := streams.DLQMaxAge(ctx, js, sc)
+	if err != nil {
+		return err
+	}
+	if retention == 0 || idempotency.ValidateRetention(retention, live) == nil {
+		return nil
+	}
+	name := sc.WithDefaults().DLQStream
+	if live == 0 {
+		return fmt.Errorf("config: idempotency.retention: the live DLQ stream %s keeps entries forever (max age 0, set by hand?), so no retention of idempotency records outlives them: "+
+			"give it a max age (nats stream edit %s --max-age 336h)", name, name)
+	}
+	return fmt.Errorf("config: idempotency.retention %v does not outlive the live DLQ stream %s, which keeps entries %v "+
+		"(another worker's or an earlier streams.dlq_max_age: workers never shorten it): set idempotency.retention to at least %v, "+
+		"or shorten the stream by hand first (nats stream edit %s --max-age <age>)",
+		retention, name, live, live+idempotency.RetentionSlack, name)
 }

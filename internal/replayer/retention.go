@@ -42,14 +42,14 @@ func (f *Fleet) CheckRetention(ctx context.Context) error {
 	switch {
 	case live <= 0:
 		reason = fmt.Sprintf("the live DLQ stream %s keeps entries forever (max age 0, set by hand?), so no retention of idempotency records outlives them: "+
-			"give it a max age (the workers' streams.dlq_max_age; their next start applies it)", stream)
+			"give it a max age by hand (nats stream edit %s --max-age 336h; workers never shorten it)", stream, stream)
 	case onKV:
 		reason = fmt.Sprintf("the NATS KV bucket %s keeps idempotency records %v, but the live DLQ stream %s keeps entries %v: a replay of an entry older than %v could repeat its effects. "+
-			"Raise the workers' idempotency.retention to at least %v and restart one worker (workers only ever raise the bucket), or lower their streams.dlq_max_age",
+			"Raise the workers' idempotency.retention to at least %v and restart one worker (workers only ever raise the bucket), or shorten the DLQ stream by hand (workers never shorten it)",
 			natskv.DefaultBucket, retention, stream, live, retention-idempotency.RetentionSlack, need)
 	default:
 		reason = fmt.Sprintf("idempotency.retention %v (this replayer's setting, which must mirror the workers': on Redis each record gets its worker's retention) "+
-			"is shorter than the live DLQ stream %s's max age %v + %v: set the workers' and this replayer's idempotency.retention to at least %v, or lower the workers' streams.dlq_max_age",
+			"is shorter than the live DLQ stream %s's max age %v + %v: set the workers' and this replayer's idempotency.retention to at least %v, or shorten the DLQ stream by hand (workers never shorten it)",
 			retention, stream, live, idempotency.RetentionSlack, need)
 	}
 	return &HaltError{Rule: RuleRetention, Reason: reason}

@@ -2,23 +2,36 @@ package streams
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Ensure creates the three streams and the two durable pull consumers of cfg
-// (after WithDefaults), or updates them to cfg when they exist. It is
-// idempotent: every process of the fleet may call it at start-up. A field the
-// server cannot change on an existing stream (retention, storage) makes it
-// fail with the server's error.
+// (after WithDefaults), or updates them to cfg when they exist, except that
+// it never shortens the DLQ stream's max age: a process whose configuration
+// is older or shorter than the fleet's would otherwise drop the dead letters
+// between the two ages (shortening it is done by hand; DLQMaxAge reports
+// what the stream keeps). It is idempotent: every process of the fleet may
+// call it at start-up. A field the server cannot change on an existing
+// stream (retention, storage) makes it fail with the server's error.
 func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) error {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	dlq := cfg.DLQStreamConfig()
+	if cur, err := js.Stream(ctx, dlq.Name); err == nil {
+		if live := cur.CachedInfo().Config.MaxAge; live == 0 || live > dlq.MaxAge {
+			dlq.MaxAge = live
+		}
+	} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("streams: ensure stream %s: %w", dlq.Name, err)
+	}
 	for _, sc := range []jetstream.StreamConfig{
-		cfg.RequestsStreamConfig(), cfg.ResultsStreamConfig(), cfg.DLQStreamConfig(),
+		cfg.RequestsStreamConfig(), cfg.ResultsStreamConfig(), dlq,
 	} {
 		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
 			return fmt.Errorf("streams: ensure stream %s: %w", sc.Name, err)
@@ -36,6 +49,18 @@ func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) error {
 		}
 	}
 	return nil
+}
+
+// DLQMaxAge returns the DLQ stream's max age as the server has it (0: it
+// keeps entries until they are deleted), which Ensure may have left longer
+// than cfg.DLQMaxAge.
+func DLQMaxAge(ctx context.Context, js jetstream.JetStream, cfg Config) (time.Duration, error) {
+	cfg = cfg.WithDefaults()
+	s, err := js.Stream(ctx, cfg.DLQStream)
+	if err != nil {
+		return 0, fmt.Errorf("streams: DLQ stream %s: %w", cfg.DLQStream, err)
+	}
+	return s.CachedInfo().Config.MaxAge, nil
 }
 
 // RequestsStreamConfig returns AGENT_REQUESTS: work-queue retention (a

@@ -125,8 +125,20 @@ func TestEnsureUpdates(t *testing.T) {
 			if w.Config.MaxAckPending != 7 || w.Config.AckWait != 90*time.Second {
 				t.Errorf("consumer not updated: %+v", w.Config)
 			}
-			if got := streamInfo(ctx, t, tg.js, cfg.DLQStream).Config.MaxAge; got != 48*time.Hour {
-				t.Errorf("DLQ MaxAge = %v after update", got)
+			// The DLQ's max age is never shortened (that would drop the
+			// dead letters between the two ages); a longer one applies.
+			if got := streamInfo(ctx, t, tg.js, cfg.DLQStream).Config.MaxAge; got != 14*24*time.Hour {
+				t.Errorf("DLQ MaxAge = %v after a shorter update, want 336h kept", got)
+			}
+			if got, err := streams.DLQMaxAge(ctx, tg.js, cfg); err != nil || got != 14*24*time.Hour {
+				t.Errorf("DLQMaxAge = %v, %v", got, err)
+			}
+			cfg.DLQMaxAge = 30 * 24 * time.Hour
+			if err := streams.Ensure(ctx, tg.js, cfg); err != nil {
+				t.Fatalf("update: %v", err)
+			}
+			if got := streamInfo(ctx, t, tg.js, cfg.DLQStream).Config.MaxAge; got != 30*24*time.Hour {
+				t.Errorf("DLQ MaxAge = %v after a longer update, want 720h", got)
 			}
 			if got := streamInfo(ctx, t, tg.js, cfg.RequestsStream).Config.Duplicates; got != 5*time.Minute {
 				t.Errorf("requests duplicates = %v after update", got)
@@ -279,4 +291,27 @@ func consumerInfo(ctx context.Context, t *testing.T, js jetstream.JetStream, str
 		t.Fatal(err)
 	}
 	return info
+}
+
+// A DLQ stream that keeps entries forever (max age 0, set by hand) is kept
+// so: Ensure never shortens it to the configured age.
+func TestEnsureKeepsDLQWithoutMaxAge(t *testing.T) {
+	js, _, _ := natstest.JetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cfg := streams.Config{}.WithDefaults()
+	if err := streams.Ensure(ctx, js, cfg); err != nil {
+		t.Fatal(err)
+	}
+	sc := streamInfo(ctx, t, js, cfg.DLQStream).Config
+	sc.MaxAge = 0
+	if _, err := js.UpdateStream(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	if err := streams.Ensure(ctx, js, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got := streamInfo(ctx, t, js, cfg.DLQStream).Config.MaxAge; got != 0 {
+		t.Fatalf("DLQ MaxAge = %v, want 0 (no limit) kept", got)
+	}
 }
