@@ -72,7 +72,7 @@ func newFleet(t *testing.T, extraEnv ...string) *fleet {
 	)
 	f.env = append(f.env, extraEnv...)
 	sc := streams.Config{}.WithDefaults()
-	if err := streams.Ensure(context.Background(), js, streams.Config{WorkerAckWait: 3 * time.Second}.WithDefaults()); err != nil {
+	if _, err := streams.Ensure(context.Background(), js, streams.Config{WorkerAckWait: 3 * time.Second}.WithDefaults()); err != nil {
 		t.Fatal(err)
 	}
 	f.cl, err = client.New(js, nc, client.Config{RequestsStream: sc.RequestsStream, ResultsStream: sc.ResultsStream,

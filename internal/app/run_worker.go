@@ -114,8 +114,15 @@ func Connect(ctx context.Context, cfg config.Worker, log zerolog.Logger) (*Infra
 	inf.JS = js
 	ectx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := streams.Ensure(ectx, js, inf.Streams); err != nil {
+	applied, err := streams.Ensure(ectx, js, inf.Streams)
+	if err != nil {
 		return nil, fmt.Errorf("streams: %w", err)
+	}
+	for _, a := range applied {
+		if a.KeptReplicas > 0 {
+			log.Warn().Str("stream", a.Config.Name).Int("replicas", a.KeptReplicas).Int("configured", inf.Streams.WithDefaults().Replicas).
+				Msg("stream has more replicas than streams.replicas; kept them (lower them by hand, nats stream edit, if that is meant)")
+		}
 	}
 	var rdb redis.UniversalClient
 	if cfg.Redis.URL != "" {

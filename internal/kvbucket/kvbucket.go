@@ -2,7 +2,8 @@
 // (pkg/idempotency/natskv, pkg/agent/session/natssession) in one of three
 // ways: as the owner that configures them, as an owner that may raise but
 // never lower a bucket's max age (records whose age is a safety bound), or
-// as a process that only reads them as they are (dlq-replayer).
+// as a process that only reads them as they are (dlq-replayer). No mode
+// lowers a bucket's replica count.
 //
 // JetStream has no compare-and-set on a stream's configuration: two owners
 // starting at the same moment with different max ages can still leave the
@@ -25,7 +26,7 @@ type Mode int
 
 const (
 	// Configure creates the bucket or updates it to the configuration
-	// given, also to a shorter max age.
+	// given, also to a shorter max age (never to fewer replicas: see Open).
 	Configure Mode = iota
 	// KeepLonger is Configure, except that an existing bucket's max age is
 	// never lowered: a bucket that keeps entries longer (or forever) keeps
@@ -50,43 +51,50 @@ func (m Mode) String() string {
 }
 
 // Open opens cfg.Bucket in mode m and returns it with the max age its
-// entries now have (0: kept until deleted).
+// entries now have (0: kept until deleted). In no mode does it lower an
+// existing bucket's replica count: a process left on the defaults (one
+// replica) must not scale a fleet's R3 bucket down to one copy; lowering it
+// is done by hand.
 func Open(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig, m Mode) (jetstream.KeyValue, time.Duration, error) {
 	switch m {
-	case Configure:
-	case KeepLonger, Existing:
-		kv, err := js.KeyValue(ctx, cfg.Bucket)
-		switch {
-		case err == nil:
-			cur, err := ttl(ctx, kv)
-			if err != nil {
-				return nil, 0, err
-			}
-			if m == Existing {
-				return kv, cur, nil
-			}
-			if cfg.TTL != 0 && (cur == 0 || cur > cfg.TTL) {
-				cfg.TTL = cur // 0 (no limit) asked for is longer than any
-			}
-		case m == Existing:
-			return nil, 0, fmt.Errorf("bucket %s (its owners create it): %w", cfg.Bucket, err)
-		case !errors.Is(err, jetstream.ErrBucketNotFound):
-			return nil, 0, fmt.Errorf("bucket %s: %w", cfg.Bucket, err)
-		}
+	case Configure, KeepLonger, Existing:
 	default:
 		return nil, 0, fmt.Errorf("kvbucket: open %s: unknown %v", cfg.Bucket, m)
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, cfg)
+	kv, err := js.KeyValue(ctx, cfg.Bucket)
+	switch {
+	case err == nil:
+		st, err := kv.Status(ctx)
+		if err != nil {
+			return nil, 0, fmt.Errorf("bucket %s: status: %w", cfg.Bucket, err)
+		}
+		cur := st.TTL()
+		if m == Existing {
+			return kv, cur, nil
+		}
+		if m == KeepLonger && cfg.TTL != 0 && (cur == 0 || cur > cfg.TTL) {
+			cfg.TTL = cur // 0 (no limit) asked for is longer than any
+		}
+		if r := Replicas(st); r > max(cfg.Replicas, 1) {
+			cfg.Replicas = r
+		}
+	case m == Existing:
+		return nil, 0, fmt.Errorf("bucket %s (its owners create it): %w", cfg.Bucket, err)
+	case !errors.Is(err, jetstream.ErrBucketNotFound):
+		return nil, 0, fmt.Errorf("bucket %s: %w", cfg.Bucket, err)
+	}
+	kv, err = js.CreateOrUpdateKeyValue(ctx, cfg)
 	if err != nil {
 		return nil, 0, fmt.Errorf("bucket %s: %w", cfg.Bucket, err)
 	}
 	return kv, cfg.TTL, nil
 }
 
-func ttl(ctx context.Context, kv jetstream.KeyValue) (time.Duration, error) {
-	st, err := kv.Status(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("bucket %s: status: %w", kv.Bucket(), err)
+// Replicas returns the replica count of the bucket whose status st is (0
+// when the status does not carry its stream's configuration).
+func Replicas(st jetstream.KeyValueStatus) int {
+	if bs, ok := st.(*jetstream.KeyValueBucketStatus); ok && bs.StreamInfo() != nil {
+		return bs.StreamInfo().Config.Replicas
 	}
-	return st.TTL(), nil
+	return 0
 }

@@ -96,7 +96,7 @@ func (e *env) ensure(ctx context.Context, sc streams.Config) error {
 	e.created = append(e.created, sc.RequestsStream, sc.ResultsStream, sc.DLQStream)
 	ectx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := streams.Ensure(ectx, e.js, sc); err != nil {
+	if _, err := streams.Ensure(ectx, e.js, sc); err != nil {
 		return fmt.Errorf("loadgen: ensure streams: %w", err)
 	}
 	return nil

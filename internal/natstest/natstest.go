@@ -5,6 +5,9 @@ package natstest
 
 import (
 	"context"
+	"fmt"
+	"net"
+	"net/url"
 	"testing"
 	"time"
 
@@ -86,4 +89,124 @@ func BucketMaxAge(t testing.TB, js jetstream.JetStream, bucket string) time.Dura
 		t.Fatalf("natstest: bucket %s status: %v", bucket, err)
 	}
 	return st.TTL()
+}
+
+// RunCluster starts n embedded JetStream servers routed into one cluster on
+// loopback (free client ports, storage in t.TempDir()) and waits until every
+// server is current with the JetStream meta group, so streams with up to n
+// replicas can be created. The servers shut down when the test ends.
+func RunCluster(t testing.TB, n int) []*server.Server {
+	t.Helper()
+	if n < 1 {
+		t.Fatalf("natstest: cluster of %d servers", n)
+	}
+	// Every server gets every route up front (a clustered JetStream server
+	// needs its routes configured), so the route ports are picked first.
+	ports := make([]int, n)
+	routes := make([]*url.URL, n)
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("natstest: free port: %v", err)
+		}
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+		_ = l.Close()
+		routes[i] = &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", ports[i])}
+	}
+	servers := make([]*server.Server, n)
+	for i := range servers {
+		s, err := server.NewServer(&server.Options{
+			ServerName: fmt.Sprintf("n%d", i+1),
+			Host:       "127.0.0.1",
+			Port:       -1,
+			JetStream:  true,
+			StoreDir:   t.TempDir(),
+			NoLog:      true,
+			NoSigs:     true,
+			Cluster:    server.ClusterOpts{Name: "natstest", Host: "127.0.0.1", Port: ports[i]},
+			Routes:     routes,
+		})
+		if err != nil {
+			t.Fatalf("natstest: new server %d: %v", i+1, err)
+		}
+		go s.Start()
+		t.Cleanup(func() {
+			s.Shutdown()
+			s.WaitForShutdown()
+		})
+		servers[i] = s
+	}
+	for i, s := range servers {
+		if !s.ReadyForConnections(30 * time.Second) {
+			t.Fatalf("natstest: cluster server %d not ready", i+1)
+		}
+	}
+	// The meta group forms once the routes are up and a leader is elected;
+	// poll the servers' own state (a condition, not a fixed sleep).
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ready, leader := true, false
+		for _, s := range servers {
+			if s.NumRoutes() < n-1 || !s.JetStreamIsCurrent() {
+				ready = false
+			}
+			// Only the leader answers with the peers it has heard from.
+			if s.JetStreamIsLeader() && len(s.JetStreamClusterPeers()) >= n {
+				leader = true
+			}
+		}
+		if ready && leader && canPlace(servers[0].ClientURL(), n) {
+			return servers
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("natstest: cluster of %d did not form a JetStream meta group", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// ConnectURL connects to the server at url (for example a cluster member's
+// ClientURL) and closes the connection when the test ends.
+func ConnectURL(t testing.TB, url string) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(url, nats.Name(t.Name()))
+	if err != nil {
+		t.Fatalf("natstest: connect %s: %v", url, err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// canPlace reports whether the cluster places an n-replica stream now: the
+// meta leader needs every peer's stats before it does, which comes after
+// the group is current. The probe stream is deleted again.
+func canPlace(url string, n int) bool {
+	nc, err := nats.Connect(url)
+	if err != nil {
+		return false
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	const probe = "NATSTEST_PLACEMENT_PROBE"
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: probe, Subjects: []string{"natstest.probe"}, Replicas: n}); err != nil {
+		return false
+	}
+	return js.DeleteStream(ctx, probe) == nil
+}
+
+// ClusterJetStream starts a cluster of n servers (RunCluster) and returns a
+// JetStream context on a connection to its first server.
+func ClusterJetStream(t testing.TB, n int) (jetstream.JetStream, []*server.Server) {
+	t.Helper()
+	servers := RunCluster(t, n)
+	js, err := jetstream.New(ConnectURL(t, servers[0].ClientURL()))
+	if err != nil {
+		t.Fatalf("natstest: jetstream: %v", err)
+	}
+	return js, servers
 }

@@ -40,7 +40,7 @@ func TestReplayAgainstExternalNATS(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := streams.Ensure(ctx, js, sc); err != nil {
+	if _, err := streams.Ensure(ctx, js, sc); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

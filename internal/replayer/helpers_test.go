@@ -53,7 +53,7 @@ func newFx(t testing.TB, withRedis bool) *fx {
 	sc := StreamsConfig(cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := streams.Ensure(ctx, js, sc); err != nil {
+	if _, err := streams.Ensure(ctx, js, sc); err != nil {
 		t.Fatal(err)
 	}
 	x := &fx{t: t, nc: nc, js: js, sc: sc, url: srv.ClientURL(), cfg: cfg,

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentfleet/agentfleet/internal/streams"
 	"github.com/agentfleet/agentfleet/pkg/dlq"
 )
 
@@ -58,9 +59,12 @@ func (p *Parked) StreamConfig() jetstream.StreamConfig {
 	}
 }
 
-// Ensure creates or updates the parked stream (idempotent).
+// Ensure creates or updates the parked stream (idempotent). Like the
+// fleet's streams (streams.Apply) it never lowers the stream's replicas nor
+// shortens its max age: parked entries wait for a person, and a replayer run
+// with a shorter parked_max_age than the team's must not drop them.
 func (p *Parked) Ensure(ctx context.Context) error {
-	if _, err := p.js.CreateOrUpdateStream(ctx, p.StreamConfig()); err != nil {
+	if _, err := streams.Apply(ctx, p.js, p.StreamConfig(), streams.Keep{MaxAge: true}); err != nil {
 		return fmt.Errorf("ensure parked stream %s: %w", p.cfg.Stream, err)
 	}
 	return nil

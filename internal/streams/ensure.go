@@ -2,7 +2,6 @@ package streams
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -11,31 +10,34 @@ import (
 
 // Ensure creates the three streams and the two durable pull consumers of cfg
 // (after WithDefaults), or updates them to cfg when they exist, except that
-// it never shortens the DLQ stream's max age: a process whose configuration
-// is older or shorter than the fleet's would otherwise drop the dead letters
-// between the two ages (shortening it is done by hand; DLQMaxAge reports
-// what the stream keeps). It is idempotent: every process of the fleet may
-// call it at start-up. A field the server cannot change on an existing
-// stream (retention, storage) makes it fail with the server's error.
-func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) error {
+// it never lowers a stream's replica count and never shortens the DLQ
+// stream's max age (Apply): a process whose configuration is older or
+// smaller than the fleet's would otherwise scale the fleet's streams down to
+// fewer copies, or drop the dead letters between the two ages (lowering
+// either is done by hand; DLQMaxAge reports what the DLQ keeps). It returns
+// what it applied, stream by stream, so the caller can say what it kept. It
+// is idempotent: every process of the fleet may call it at start-up. A field
+// the server cannot change on an existing stream (retention, storage) makes
+// it fail with the server's error.
+func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) ([]Applied, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
-		return err
+		return nil, err
 	}
-	dlq := cfg.DLQStreamConfig()
-	if cur, err := js.Stream(ctx, dlq.Name); err == nil {
-		if live := cur.CachedInfo().Config.MaxAge; live == 0 || live > dlq.MaxAge {
-			dlq.MaxAge = live
-		}
-	} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
-		return fmt.Errorf("streams: ensure stream %s: %w", dlq.Name, err)
-	}
-	for _, sc := range []jetstream.StreamConfig{
-		cfg.RequestsStreamConfig(), cfg.ResultsStreamConfig(), dlq,
+	var applied []Applied
+	for _, s := range []struct {
+		sc   jetstream.StreamConfig
+		keep Keep
+	}{
+		{cfg.RequestsStreamConfig(), Keep{}},
+		{cfg.ResultsStreamConfig(), Keep{}},
+		{cfg.DLQStreamConfig(), Keep{MaxAge: true}},
 	} {
-		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
-			return fmt.Errorf("streams: ensure stream %s: %w", sc.Name, err)
+		a, err := Apply(ctx, js, s.sc, s.keep)
+		if err != nil {
+			return applied, err
 		}
+		applied = append(applied, a)
 	}
 	for _, c := range []struct {
 		stream string
@@ -45,10 +47,10 @@ func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) error {
 		{cfg.DLQStream, cfg.ReplayerConsumerConfig()},
 	} {
 		if _, err := js.CreateOrUpdateConsumer(ctx, c.stream, c.cc); err != nil {
-			return fmt.Errorf("streams: ensure consumer %s on %s: %w", c.cc.Durable, c.stream, err)
+			return applied, fmt.Errorf("streams: ensure consumer %s on %s: %w", c.cc.Durable, c.stream, err)
 		}
 	}
-	return nil
+	return applied, nil
 }
 
 // DLQMaxAge returns the DLQ stream's max age as the server has it (0: it

@@ -67,11 +67,11 @@ func TestEnsureCreatesTopology(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			cfg := tg.cfg.WithDefaults()
-			if err := streams.Ensure(ctx, tg.js, tg.cfg); err != nil {
+			if _, err := streams.Ensure(ctx, tg.js, tg.cfg); err != nil {
 				t.Fatal(err)
 			}
 			// Idempotent.
-			if err := streams.Ensure(ctx, tg.js, tg.cfg); err != nil {
+			if _, err := streams.Ensure(ctx, tg.js, tg.cfg); err != nil {
 				t.Fatalf("second Ensure: %v", err)
 			}
 
@@ -109,7 +109,7 @@ func TestEnsureUpdates(t *testing.T) {
 		t.Run(tg.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			if err := streams.Ensure(ctx, tg.js, tg.cfg); err != nil {
+			if _, err := streams.Ensure(ctx, tg.js, tg.cfg); err != nil {
 				t.Fatal(err)
 			}
 			cfg := tg.cfg
@@ -117,7 +117,7 @@ func TestEnsureUpdates(t *testing.T) {
 			cfg.WorkerAckWait = 90 * time.Second
 			cfg.DLQMaxAge = 48 * time.Hour
 			cfg.RequestDuplicates = 5 * time.Minute
-			if err := streams.Ensure(ctx, tg.js, cfg); err != nil {
+			if _, err := streams.Ensure(ctx, tg.js, cfg); err != nil {
 				t.Fatalf("update: %v", err)
 			}
 			cfg = cfg.WithDefaults()
@@ -134,7 +134,7 @@ func TestEnsureUpdates(t *testing.T) {
 				t.Errorf("DLQMaxAge = %v, %v", got, err)
 			}
 			cfg.DLQMaxAge = 30 * 24 * time.Hour
-			if err := streams.Ensure(ctx, tg.js, cfg); err != nil {
+			if _, err := streams.Ensure(ctx, tg.js, cfg); err != nil {
 				t.Fatalf("update: %v", err)
 			}
 			if got := streamInfo(ctx, t, tg.js, cfg.DLQStream).Config.MaxAge; got != 30*24*time.Hour {
@@ -157,7 +157,7 @@ func TestTopologyBehaves(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			cfg := tg.cfg.WithDefaults()
-			if err := streams.Ensure(ctx, tg.js, cfg); err != nil {
+			if _, err := streams.Ensure(ctx, tg.js, cfg); err != nil {
 				t.Fatal(err)
 			}
 			js := tg.js
@@ -262,7 +262,7 @@ func TestValidate(t *testing.T) {
 	}
 	// Ensure refuses an invalid config before touching the server.
 	js, _, _ := natstest.JetStream(t)
-	if err := streams.Ensure(context.Background(), js, streams.Config{Replicas: 9}); !errors.Is(err, streams.ErrInvalidConfig) {
+	if _, err := streams.Ensure(context.Background(), js, streams.Config{Replicas: 9}); !errors.Is(err, streams.ErrInvalidConfig) {
 		t.Fatalf("Ensure(invalid) = %v", err)
 	}
 }
@@ -300,7 +300,7 @@ func TestEnsureKeepsDLQWithoutMaxAge(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cfg := streams.Config{}.WithDefaults()
-	if err := streams.Ensure(ctx, js, cfg); err != nil {
+	if _, err := streams.Ensure(ctx, js, cfg); err != nil {
 		t.Fatal(err)
 	}
 	sc := streamInfo(ctx, t, js, cfg.DLQStream).Config
@@ -308,7 +308,7 @@ func TestEnsureKeepsDLQWithoutMaxAge(t *testing.T) {
 	if _, err := js.UpdateStream(ctx, sc); err != nil {
 		t.Fatal(err)
 	}
-	if err := streams.Ensure(ctx, js, cfg); err != nil {
+	if _, err := streams.Ensure(ctx, js, cfg); err != nil {
 		t.Fatal(err)
 	}
 	if got := streamInfo(ctx, t, js, cfg.DLQStream).Config.MaxAge; got != 0 {

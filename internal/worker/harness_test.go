@@ -45,7 +45,7 @@ func newEnv(t *testing.T) *env {
 	js, nc, _ := natstest.JetStream(t)
 	sc := streams.Config{WorkerAckWait: 3 * time.Second}.WithDefaults()
 	ctx := context.Background()
-	if err := streams.Ensure(ctx, js, sc); err != nil {
+	if _, err := streams.Ensure(ctx, js, sc); err != nil {
 		t.Fatal(err)
 	}
 	e := &env{t: t, js: js, nc: nc, sc: sc, sessions: session.NewMemory(), locker: session.NewMemoryLocker(),

@@ -95,7 +95,7 @@ func ensure(t testing.TB, js jetstream.JetStream, cfg streams.Config) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := streams.Ensure(ctx, js, cfg); err != nil {
+	if _, err := streams.Ensure(ctx, js, cfg); err != nil {
 		t.Fatalf("streamstest: ensure: %v", err)
 	}
 }
