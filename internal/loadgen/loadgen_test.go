@@ -134,3 +134,17 @@ func TestMedian(t *testing.T) {
 		}
 	}
 }
+
+// TestReportNamesTheGCSetting: a run under GOGC or GOMEMLIMIT says so in
+// its header and JSON, since both phases' figures depend on it.
+func TestReportNamesTheGCSetting(t *testing.T) {
+	var def, tuned strings.Builder
+	(&Report{}).Print(&def)
+	if strings.Contains(def.String(), "GOGC") || strings.Contains(def.String(), "GOMEMLIMIT") {
+		t.Errorf("a run on the runtime's defaults names a GC setting:\n%s", def.String())
+	}
+	(&Report{GOGC: "off", GOMEMLIMIT: "900MiB"}).Print(&tuned)
+	if !strings.Contains(tuned.String(), "GOGC=off   GOMEMLIMIT=900MiB") {
+		t.Errorf("header does not name GOGC=off GOMEMLIMIT=900MiB:\n%s", tuned.String())
+	}
+}

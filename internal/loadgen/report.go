@@ -24,14 +24,19 @@ type Report struct {
 	Redis  string `json:"redis,omitempty"` // Redis is the Redis URL, if Redis was used.
 	Stores string `json:"stores"`          // Stores is "redis" or "nats-kv".
 	// Config is the run's settings.
-	N           int       `json:"n"`
-	Workers     int       `json:"workers"`          // Workers is the number of in-process workers.
-	Concurrency int       `json:"concurrency"`      // Concurrency is each worker's concurrency.
-	Window      int       `json:"window"`           // Window is the number of requests kept in flight.
-	LatencyMS   float64   `json:"model_latency_ms"` // LatencyMS is the simulated model latency in milliseconds.
-	GOMAXPROCS  int       `json:"gomaxprocs"`       // GOMAXPROCS is runtime.GOMAXPROCS during the run.
-	NumCPU      int       `json:"num_cpu"`          // NumCPU is runtime.NumCPU.
-	StartedAt   time.Time `json:"started_at"`       // StartedAt is when the run started.
+	N           int     `json:"n"`
+	Workers     int     `json:"workers"`          // Workers is the number of in-process workers.
+	Concurrency int     `json:"concurrency"`      // Concurrency is each worker's concurrency.
+	Window      int     `json:"window"`           // Window is the number of requests kept in flight.
+	LatencyMS   float64 `json:"model_latency_ms"` // LatencyMS is the simulated model latency in milliseconds.
+	GOMAXPROCS  int     `json:"gomaxprocs"`       // GOMAXPROCS is runtime.GOMAXPROCS during the run.
+	NumCPU      int     `json:"num_cpu"`          // NumCPU is runtime.NumCPU.
+	// GC is the garbage collector's setting for the whole process (both
+	// phases): the GOGC and GOMEMLIMIT environment variables as the Go
+	// runtime read them ("" when unset: GOGC 100, no memory limit).
+	GOGC       string    `json:"gogc"`
+	GOMEMLIMIT string    `json:"gomemlimit"` // GOMEMLIMIT is the GOMEMLIMIT environment variable.
+	StartedAt  time.Time `json:"started_at"` // StartedAt is when the run started.
 	// Phases in the order they ran.
 	Phases []*Phase `json:"phases"`
 	// Ratios of the framework's figures to the baselines' (throughput
@@ -106,8 +111,8 @@ func (r *Report) finish(inflight int, latency time.Duration) {
 // Print writes the report as a table.
 func (r *Report) Print(out io.Writer) {
 	fmt.Fprintf(out, "\nagentfleet loadgen — %s, mode %s\n", r.Provider, r.Mode)
-	fmt.Fprintf(out, "NATS %s   stores %s   n=%d per phase   workers=%d × concurrency=%d   window=%d   model latency=%v   GOMAXPROCS=%d\n\n",
-		r.NATS, r.Stores, r.N, r.Workers, r.Concurrency, r.Window, time.Duration(r.LatencyMS*float64(time.Millisecond)), r.GOMAXPROCS)
+	fmt.Fprintf(out, "NATS %s   stores %s   n=%d per phase   workers=%d × concurrency=%d   window=%d   model latency=%v   GOMAXPROCS=%d%s\n\n",
+		r.NATS, r.Stores, r.N, r.Workers, r.Concurrency, r.Window, time.Duration(r.LatencyMS*float64(time.Millisecond)), r.GOMAXPROCS, gcSetting(r))
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "phase\tcompleted\tlost\tother\tinv/s\tsteady inv/s\tp50 ms\tp99 ms\tpeak RSS MiB\tCPU ms/inv\tRedis CPU ms/inv\tNATS CPU ms/inv\tRedis reads/inv\tRedis cmds/inv\tallocs/inv\tKiB alloc/inv\tmax in flight\trefunds\tdup refunds\t")
 	for _, p := range r.Phases {
@@ -229,6 +234,7 @@ func newReport(cfg Config, e *env) *Report {
 		Provider: "SIMULATED model provider (pkg/providers/sim, no faults)", Mode: "throughput",
 		NATS: e.natsURL, N: cfg.N, Workers: cfg.Workers, Concurrency: cfg.Concurrency, Window: cfg.Window,
 		LatencyMS: ms(cfg.Latency), GOMAXPROCS: runtime.GOMAXPROCS(0), NumCPU: runtime.NumCPU(), StartedAt: time.Now().UTC(),
+		GOGC: os.Getenv("GOGC"), GOMEMLIMIT: os.Getenv("GOMEMLIMIT"),
 		Stores: "redis",
 	}
 	if cfg.Inflight > 0 {
@@ -240,4 +246,17 @@ func newReport(cfg Config, e *env) *Report {
 		r.Redis = e.redisURL
 	}
 	return r
+}
+
+// gcSetting is the report header's GC part: empty on the runtime's
+// defaults, else the environment variables that changed them.
+func gcSetting(r *Report) string {
+	out := ""
+	if r.GOGC != "" {
+		out += "   GOGC=" + r.GOGC
+	}
+	if r.GOMEMLIMIT != "" {
+		out += "   GOMEMLIMIT=" + r.GOMEMLIMIT
+	}
+	return out
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
 )
@@ -46,13 +45,26 @@ type Request struct {
 	Metadata     map[string]string `json:"metadata,omitempty"` // Metadata carries optional producer-supplied key/value pairs.
 }
 
-// idRE is what an id may look like: it becomes a subject token
-// (agent.results.<invocation_id>, agent.requests.<agent>) and a key segment,
-// so no dots, wildcards or white space.
-var idRE = regexp.MustCompile(`^[A-Za-z0-9_\-]{1,128}$`)
+// An id becomes a subject token (agent.results.<invocation_id>,
+// agent.requests.<agent>) and a key segment, so no dots, wildcards or white
+// space: 1 to 128 of A-Z, a-z, 0-9, '_' and '-' (the regular expression
+// ^[A-Za-z0-9_\-]{1,128}$, which FuzzValidID checks ValidID against; the
+// loop is what the worker runs several times per message).
+const maxIDLen = 128
 
 // ValidID reports whether s can be used as an invocation id or agent name.
-func ValidID(s string) bool { return idRE.MatchString(s) }
+func ValidID(s string) bool {
+	if len(s) == 0 || len(s) > maxIDLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // InvalidError is returned for input that can never be processed: the worker
 // dead-letters it as BAD_INPUT and terminates the message. Reason is short,
