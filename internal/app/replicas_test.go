@@ -27,11 +27,15 @@ func TestWorkerKeepsTheFleetsReplicas(t *testing.T) {
 		t.Helper()
 		cfg.Embedded.Enabled, cfg.NATS.URL, cfg.Redis.URL = false, servers[0].ClientURL(), ""
 		var logs bytes.Buffer
-		inf, err := app.Connect(ctx, cfg, app.NewLogger(&logs, "info"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		inf.Close()
+		natstest.Retry(t, time.Minute, func(ctx context.Context) error {
+			logs.Reset()
+			inf, err := app.Connect(ctx, cfg, app.NewLogger(&logs, "info"))
+			if err != nil {
+				return err
+			}
+			inf.Close()
+			return nil
+		})
 		return logs.String()
 	}
 	fleet := config.DefaultWorker()

@@ -51,50 +51,57 @@ func (m Mode) String() string {
 }
 
 // Open opens cfg.Bucket in mode m and returns it with the max age its
-// entries now have (0: kept until deleted). In no mode does it lower an
-// existing bucket's replica count: a process left on the defaults (one
-// replica) must not scale a fleet's R3 bucket down to one copy; lowering it
-// is done by hand.
+// entries now have (0: kept until deleted). Configure and KeepLonger never
+// lower an existing bucket's replica count and keep its placement when cfg
+// sets none: a process left on the defaults (one replica) must not scale a
+// fleet's R3 bucket down to one copy (lowering it is done by hand, after
+// every process's configuration says so, or the next one raises it again).
+// Like the max age, this is a read then a write, not a compare-and-set.
 func Open(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig, m Mode) (jetstream.KeyValue, time.Duration, error) {
 	switch m {
-	case Configure, KeepLonger, Existing:
-	default:
-		return nil, 0, fmt.Errorf("kvbucket: open %s: unknown %v", cfg.Bucket, m)
-	}
-	kv, err := js.KeyValue(ctx, cfg.Bucket)
-	switch {
-	case err == nil:
+	case Configure, KeepLonger:
+	case Existing:
+		kv, err := js.KeyValue(ctx, cfg.Bucket)
+		if err != nil {
+			return nil, 0, fmt.Errorf("bucket %s (its owners create it): %w", cfg.Bucket, err)
+		}
 		st, err := kv.Status(ctx)
 		if err != nil {
 			return nil, 0, fmt.Errorf("bucket %s: status: %w", cfg.Bucket, err)
 		}
-		cur := st.TTL()
-		if m == Existing {
-			return kv, cur, nil
-		}
-		if m == KeepLonger && cfg.TTL != 0 && (cur == 0 || cur > cfg.TTL) {
-			cfg.TTL = cur // 0 (no limit) asked for is longer than any
-		}
-		if r := Replicas(st); r > max(cfg.Replicas, 1) {
-			cfg.Replicas = r
-		}
-	case m == Existing:
-		return nil, 0, fmt.Errorf("bucket %s (its owners create it): %w", cfg.Bucket, err)
-	case !errors.Is(err, jetstream.ErrBucketNotFound):
-		return nil, 0, fmt.Errorf("bucket %s: %w", cfg.Bucket, err)
+		return kv, st.TTL(), nil
+	default:
+		return nil, 0, fmt.Errorf("kvbucket: open %s: unknown %v", cfg.Bucket, m)
 	}
-	kv, err = js.CreateOrUpdateKeyValue(ctx, cfg)
+	// One read of the bucket's stream. A stream that is not a valid bucket
+	// is read too, and the update below repairs it as it always did.
+	s, err := js.Stream(ctx, streamName(cfg.Bucket))
+	switch {
+	case err == nil:
+		cfg = keepLive(s.CachedInfo().Config, cfg, m)
+	case !errors.Is(err, jetstream.ErrStreamNotFound):
+		return nil, 0, fmt.Errorf("bucket %s: read its configuration: %w", cfg.Bucket, err)
+	}
+	kv, err := js.CreateOrUpdateKeyValue(ctx, cfg)
 	if err != nil {
 		return nil, 0, fmt.Errorf("bucket %s: %w", cfg.Bucket, err)
 	}
 	return kv, cfg.TTL, nil
 }
 
-// Replicas returns the replica count of the bucket whose status st is (0
-// when the status does not carry its stream's configuration).
-func Replicas(st jetstream.KeyValueStatus) int {
-	if bs, ok := st.(*jetstream.KeyValueBucketStatus); ok && bs.StreamInfo() != nil {
-		return bs.StreamInfo().Config.Replicas
+// keepLive returns cfg as Open sends it for a bucket whose stream has live.
+func keepLive(live jetstream.StreamConfig, cfg jetstream.KeyValueConfig, m Mode) jetstream.KeyValueConfig {
+	if m == KeepLonger && cfg.TTL != 0 && (live.MaxAge == 0 || live.MaxAge > cfg.TTL) {
+		cfg.TTL = live.MaxAge // 0 (no limit) asked for is longer than any
 	}
-	return 0
+	if live.Replicas > max(cfg.Replicas, 1) {
+		cfg.Replicas = live.Replicas
+	}
+	if cfg.Placement == nil {
+		cfg.Placement = live.Placement
+	}
+	return cfg
 }
+
+// streamName is the stream behind a KV bucket.
+func streamName(bucket string) string { return "KV_" + bucket }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -92,14 +94,39 @@ func BucketMaxAge(t testing.TB, js jetstream.JetStream, bucket string) time.Dura
 }
 
 // RunCluster starts n embedded JetStream servers routed into one cluster on
-// loopback (free client ports, storage in t.TempDir()) and waits until every
-// server is current with the JetStream meta group, so streams with up to n
-// replicas can be created. The servers shut down when the test ends.
+// loopback (client ports picked by the servers, route ports picked free just
+// before they start, storage in t.TempDir()) and waits until every server is
+// current with the JetStream meta group and the meta leader places an
+// n-replica stream. A cluster that does not form in time is shut down and
+// started again on fresh ports (three tries), and the servers' own logs are
+// shown when the last try fails. The servers shut down when the test ends.
+//
+// Even then the first stream operations on a new cluster may go unanswered
+// now and then (the reply is lost while the group settles), so a test's
+// JetStream calls on it go through Retry.
 func RunCluster(t testing.TB, n int) []*server.Server {
 	t.Helper()
 	if n < 1 {
 		t.Fatalf("natstest: cluster of %d servers", n)
 	}
+	var logs *clusterLog
+	for try := 1; try <= 3; try++ {
+		var servers []*server.Server
+		var err error
+		servers, logs, err = startCluster(t, n)
+		if err == nil {
+			t.Cleanup(func() { shutdown(servers) })
+			return servers
+		}
+		shutdown(servers)
+		t.Logf("natstest: cluster of %d, try %d: %v", n, try, err)
+	}
+	t.Fatalf("natstest: cluster of %d did not form; the servers' logs of the last try:\n%s", n, logs)
+	return nil
+}
+
+func startCluster(t testing.TB, n int) ([]*server.Server, *clusterLog, error) {
+	logs := &clusterLog{}
 	// Every server gets every route up front (a clustered JetStream server
 	// needs its routes configured), so the route ports are picked first.
 	ports := make([]int, n)
@@ -107,43 +134,39 @@ func RunCluster(t testing.TB, n int) []*server.Server {
 	for i := range ports {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			t.Fatalf("natstest: free port: %v", err)
+			return nil, logs, fmt.Errorf("free port: %w", err)
 		}
 		ports[i] = l.Addr().(*net.TCPAddr).Port
 		_ = l.Close()
 		routes[i] = &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", ports[i])}
 	}
-	servers := make([]*server.Server, n)
-	for i := range servers {
+	var servers []*server.Server
+	for i := range n {
 		s, err := server.NewServer(&server.Options{
 			ServerName: fmt.Sprintf("n%d", i+1),
 			Host:       "127.0.0.1",
 			Port:       -1,
 			JetStream:  true,
 			StoreDir:   t.TempDir(),
-			NoLog:      true,
 			NoSigs:     true,
 			Cluster:    server.ClusterOpts{Name: "natstest", Host: "127.0.0.1", Port: ports[i]},
 			Routes:     routes,
 		})
 		if err != nil {
-			t.Fatalf("natstest: new server %d: %v", i+1, err)
+			return servers, logs, fmt.Errorf("new server %d: %w", i+1, err)
 		}
+		s.SetLogger(logs.server(fmt.Sprintf("n%d", i+1)), false, false)
 		go s.Start()
-		t.Cleanup(func() {
-			s.Shutdown()
-			s.WaitForShutdown()
-		})
-		servers[i] = s
+		servers = append(servers, s)
 	}
 	for i, s := range servers {
-		if !s.ReadyForConnections(30 * time.Second) {
-			t.Fatalf("natstest: cluster server %d not ready", i+1)
+		if !s.ReadyForConnections(20 * time.Second) {
+			return servers, logs, fmt.Errorf("server %d not ready for connections", i+1)
 		}
 	}
 	// The meta group forms once the routes are up and a leader is elected;
 	// poll the servers' own state (a condition, not a fixed sleep).
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for {
 		ready, leader := true, false
 		for _, s := range servers {
@@ -156,14 +179,81 @@ func RunCluster(t testing.TB, n int) []*server.Server {
 			}
 		}
 		if ready && leader && canPlace(servers[0].ClientURL(), n) {
-			return servers
+			return servers, logs, nil
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("natstest: cluster of %d did not form a JetStream meta group", n)
+			return servers, logs, fmt.Errorf("no JetStream meta group that places %d replicas", n)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func shutdown(servers []*server.Server) {
+	for _, s := range servers {
+		s.Shutdown()
+	}
+	for _, s := range servers {
+		s.WaitForShutdown()
+	}
+}
+
+// Retry runs f until it returns nil, each try with its own deadline (10 s),
+// for at most total, and fails the test with the last error. f must be
+// idempotent (creating or updating streams and buckets is).
+func Retry(t testing.TB, total time.Duration, f func(ctx context.Context) error) {
+	t.Helper()
+	deadline := time.Now().Add(total)
+	for try := 1; ; try++ {
+		ctx, cancel := context.WithTimeout(context.Background(), min(10*time.Second, time.Until(deadline)))
+		err := f(ctx)
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("natstest: still failing after %d tries: %v", try, err)
+		}
+		t.Logf("natstest: try %d: %v; trying again", try, err)
+	}
+}
+
+// clusterLog keeps the cluster's server logs in memory, to show them when
+// the cluster does not form.
+type clusterLog struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *clusterLog) String() string {
+	if l == nil {
+		return ""
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *clusterLog) server(name string) server.Logger { return &serverLog{name: name, to: l} }
+
+// serverLog is one server's server.Logger into a clusterLog (notices,
+// warnings, errors; no debug or trace).
+type serverLog struct {
+	name string
+	to   *clusterLog
+}
+
+func (s *serverLog) line(level, format string, v []any) {
+	s.to.mu.Lock()
+	defer s.to.mu.Unlock()
+	fmt.Fprintf(&s.to.buf, "%s %s [%s] "+format+"\n", append([]any{time.Now().Format("15:04:05.000"), s.name, level}, v...)...)
+}
+
+func (s *serverLog) Noticef(format string, v ...any) { s.line("INF", format, v) }
+func (s *serverLog) Warnf(format string, v ...any)   { s.line("WRN", format, v) }
+func (s *serverLog) Fatalf(format string, v ...any)  { s.line("FTL", format, v) }
+func (s *serverLog) Errorf(format string, v ...any)  { s.line("ERR", format, v) }
+func (s *serverLog) Debugf(string, ...any)           {}
+func (s *serverLog) Tracef(string, ...any)           {}
 
 // ConnectURL connects to the server at url (for example a cluster member's
 // ClientURL) and closes the connection when the test ends.

@@ -65,7 +65,7 @@ func (p *Parked) StreamConfig() jetstream.StreamConfig {
 // with a shorter parked_max_age than the team's must not drop them.
 func (p *Parked) Ensure(ctx context.Context) error {
 	if _, err := streams.Apply(ctx, p.js, p.StreamConfig(), streams.Keep{MaxAge: true}); err != nil {
-		return fmt.Errorf("ensure parked stream %s: %w", p.cfg.Stream, err)
+		return fmt.Errorf("parked stream: %w", err)
 	}
 	return nil
 }

@@ -27,20 +27,14 @@ func TestParkedEnsureKeepsWhatTheStreamHas(t *testing.T) {
 		return s.CachedInfo().Config
 	}
 	team := &Parked{js: js, cfg: ParkedConfig{Stream: "AGENT_DLQ_PARKED", Prefix: "agent.parked", MaxAge: 30 * day, Replicas: 3}}
-	if err := team.Ensure(ctx); err != nil {
-		t.Fatal(err)
-	}
+	natstest.Retry(t, time.Minute, team.Ensure)
 	defaults := &Parked{js: js, cfg: ParkedConfig{Stream: "AGENT_DLQ_PARKED", Prefix: "agent.parked", MaxAge: 14 * day, Replicas: 1}}
-	if err := defaults.Ensure(ctx); err != nil {
-		t.Fatal(err)
-	}
+	natstest.Retry(t, time.Minute, defaults.Ensure)
 	if c := live(); c.MaxAge != 30*day || c.Replicas != 3 {
 		t.Errorf("after a replayer on the defaults: max age %v, %d replicas; want 720h0m0s and 3 kept", c.MaxAge, c.Replicas)
 	}
 	longer := &Parked{js: js, cfg: ParkedConfig{Stream: "AGENT_DLQ_PARKED", Prefix: "agent.parked", MaxAge: 60 * day, Replicas: 1}}
-	if err := longer.Ensure(ctx); err != nil {
-		t.Fatal(err)
-	}
+	natstest.Retry(t, time.Minute, longer.Ensure)
 	if c := live(); c.MaxAge != 60*day || c.Replicas != 3 {
 		t.Errorf("after a longer replayer: max age %v, %d replicas; want 1440h0m0s (raised) and 3", c.MaxAge, c.Replicas)
 	}

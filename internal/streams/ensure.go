@@ -15,10 +15,11 @@ import (
 // smaller than the fleet's would otherwise scale the fleet's streams down to
 // fewer copies, or drop the dead letters between the two ages (lowering
 // either is done by hand; DLQMaxAge reports what the DLQ keeps). It returns
-// what it applied, stream by stream, so the caller can say what it kept. It
-// is idempotent: every process of the fleet may call it at start-up. A field
-// the server cannot change on an existing stream (retention, storage) makes
-// it fail with the server's error.
+// what it applied, stream by stream, so the caller can say what it kept (on
+// an error, what it applied before the failing step). It is idempotent:
+// every process of the fleet may call it at start-up. A field the server
+// cannot change on an existing stream (retention, storage) makes it fail
+// with the server's error.
 func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) ([]Applied, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {

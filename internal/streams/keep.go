@@ -28,12 +28,20 @@ type Applied struct {
 }
 
 // Apply creates the stream sc, or updates the existing one to sc, except
-// that it never lowers its replica count (and, with keep.MaxAge, never
-// shortens its max age). Every process of the fleet calls it at start-up
-// with its own configuration: a worker or replayer left on the defaults
-// (one replica) must not scale a fleet's R3 streams down to one copy, which
-// would lose their fault tolerance without a word. Raising either still
-// happens. Lowering them is done by hand (nats stream edit).
+// that it never lowers its replica count, keeps its placement when sc sets
+// none, and (with keep.MaxAge) never shortens its max age. Every process of
+// the fleet calls it at start-up with its own configuration: a worker or
+// replayer left on the defaults (one replica) must not scale a fleet's R3
+// streams down to one copy, which would lose their fault tolerance without
+// a word. Raising either still happens. Lowering them is done by hand (nats
+// stream edit), after every process's configuration says so, or the next
+// process to start raises them again. Other fields a person set by hand
+// (MaxBytes, say) are set back to sc at every start, as before.
+//
+// It reads and then writes: JetStream has no compare-and-set on a stream's
+// configuration, so a process on the defaults that reads R1 while another
+// raises the stream to R3 can still write R1 back; the next R3 process
+// raises it again.
 func Apply(ctx context.Context, js jetstream.JetStream, sc jetstream.StreamConfig, keep Keep) (Applied, error) {
 	out := Applied{Config: sc}
 	cur, err := js.Stream(ctx, sc.Name)
@@ -41,21 +49,25 @@ func Apply(ctx context.Context, js jetstream.JetStream, sc jetstream.StreamConfi
 	case err == nil:
 		out = KeepLive(cur.CachedInfo().Config, sc, keep)
 	case !errors.Is(err, jetstream.ErrStreamNotFound):
-		return out, fmt.Errorf("streams: ensure stream %s: %w", sc.Name, err)
+		return out, fmt.Errorf("streams: read stream %s: %w", sc.Name, err)
 	}
 	if _, err := js.CreateOrUpdateStream(ctx, out.Config); err != nil {
-		return out, fmt.Errorf("streams: ensure stream %s: %w", sc.Name, err)
+		return out, fmt.Errorf("streams: create or update stream %s: %w", sc.Name, err)
 	}
 	return out, nil
 }
 
 // KeepLive returns want as Apply sends it for a stream that has live: the
-// higher of the two replica counts and, with keep.MaxAge, the longer max age
-// (0, no limit, is longer than any).
+// higher of the two replica counts, live's placement when want has none,
+// and, with keep.MaxAge, the longer max age (0, no limit, is longer than
+// any).
 func KeepLive(live, want jetstream.StreamConfig, keep Keep) Applied {
 	out := Applied{Config: want}
 	if live.Replicas > max(want.Replicas, 1) {
 		out.Config.Replicas, out.KeptReplicas = live.Replicas, live.Replicas
+	}
+	if want.Placement == nil {
+		out.Config.Placement = live.Placement
 	}
 	if keep.MaxAge && want.MaxAge != 0 && (live.MaxAge == 0 || live.MaxAge > want.MaxAge) {
 		out.Config.MaxAge, out.KeptMaxAge = live.MaxAge, true

@@ -49,13 +49,9 @@ func TestKeepLive(t *testing.T) {
 // scaled every stream down to one copy.
 func TestEnsureNeverScalesStreamsDown(t *testing.T) {
 	js, _ := natstest.ClusterJetStream(t, 3)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
 
 	fleet := streams.Config{Replicas: 3}
-	if _, err := streams.Ensure(ctx, js, fleet); err != nil {
-		t.Fatal(err)
-	}
+	natstest.Retry(t, time.Minute, func(ctx context.Context) error { _, err := streams.Ensure(ctx, js, fleet); return err })
 	names := []string{streams.DefaultRequestsStream, streams.DefaultResultsStream, streams.DefaultDLQStream}
 	for _, n := range names {
 		if r := streamReplicas(t, js, n); r != 3 {
@@ -63,10 +59,11 @@ func TestEnsureNeverScalesStreamsDown(t *testing.T) {
 		}
 	}
 
-	applied, err := streams.Ensure(ctx, js, streams.Config{}) // the defaults: one replica
-	if err != nil {
-		t.Fatal(err)
-	}
+	var applied []streams.Applied
+	natstest.Retry(t, time.Minute, func(ctx context.Context) (err error) {
+		applied, err = streams.Ensure(ctx, js, streams.Config{}) // the defaults: one replica
+		return err
+	})
 	for _, n := range names {
 		if r := streamReplicas(t, js, n); r != 3 {
 			t.Errorf("%s scaled to %d replicas by a process on the defaults, want 3 kept", n, r)
@@ -85,15 +82,15 @@ func TestEnsureNeverScalesStreamsDown(t *testing.T) {
 // TestEnsureRaisesReplicas: raising still happens (a fleet moving to R3).
 func TestEnsureRaisesReplicas(t *testing.T) {
 	js, _ := natstest.ClusterJetStream(t, 3)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if _, err := streams.Ensure(ctx, js, streams.Config{Replicas: 1}); err != nil {
-		t.Fatal(err)
-	}
-	applied, err := streams.Ensure(ctx, js, streams.Config{Replicas: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	natstest.Retry(t, time.Minute, func(ctx context.Context) error {
+		_, err := streams.Ensure(ctx, js, streams.Config{Replicas: 1})
+		return err
+	})
+	var applied []streams.Applied
+	natstest.Retry(t, time.Minute, func(ctx context.Context) (err error) {
+		applied, err = streams.Ensure(ctx, js, streams.Config{Replicas: 3})
+		return err
+	})
 	for _, a := range applied {
 		if a.KeptReplicas != 0 {
 			t.Errorf("%s: KeptReplicas %d when raising", a.Config.Name, a.KeptReplicas)
@@ -111,4 +108,20 @@ func streamReplicas(t *testing.T, js jetstream.JetStream, name string) int {
 		t.Fatalf("stream %s: %v", name, err)
 	}
 	return s.CachedInfo().Config.Replicas
+}
+
+// TestKeepLivePlacement: a placement set on the server (tags, a cluster)
+// stays when the configuration sets none, so a later raise places the new
+// copies where the operator pinned the stream.
+func TestKeepLivePlacement(t *testing.T) {
+	pinned := &jetstream.Placement{Cluster: "east", Tags: []string{"ssd"}}
+	got := streams.KeepLive(jetstream.StreamConfig{Replicas: 3, Placement: pinned}, jetstream.StreamConfig{Replicas: 1}, streams.Keep{})
+	if got.Config.Placement != pinned {
+		t.Errorf("placement %+v, want the live one kept", got.Config.Placement)
+	}
+	own := &jetstream.Placement{Cluster: "west"}
+	got = streams.KeepLive(jetstream.StreamConfig{Replicas: 3, Placement: pinned}, jetstream.StreamConfig{Replicas: 3, Placement: own}, streams.Keep{})
+	if got.Config.Placement != own {
+		t.Errorf("placement %+v, want the configured one", got.Config.Placement)
+	}
 }
