@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentfleet/agentfleet/internal/streams"
 )
 
 // Mode says how Open treats a bucket.
@@ -89,17 +91,13 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueCon
 	return kv, cfg.TTL, nil
 }
 
-// keepLive returns cfg as Open sends it for a bucket whose stream has live.
+// keepLive returns cfg as Open sends it for a bucket whose stream has live:
+// the streams' rule (streams.KeepLive) on the bucket's replicas, placement
+// and max age (kept longer in KeepLonger only).
 func keepLive(live jetstream.StreamConfig, cfg jetstream.KeyValueConfig, m Mode) jetstream.KeyValueConfig {
-	if m == KeepLonger && cfg.TTL != 0 && (live.MaxAge == 0 || live.MaxAge > cfg.TTL) {
-		cfg.TTL = live.MaxAge // 0 (no limit) asked for is longer than any
-	}
-	if live.Replicas > max(cfg.Replicas, 1) {
-		cfg.Replicas = live.Replicas
-	}
-	if cfg.Placement == nil {
-		cfg.Placement = live.Placement
-	}
+	k := streams.KeepLive(live, jetstream.StreamConfig{Replicas: cfg.Replicas, Placement: cfg.Placement, MaxAge: cfg.TTL},
+		streams.Keep{MaxAge: m == KeepLonger})
+	cfg.Replicas, cfg.Placement, cfg.TTL = k.Config.Replicas, k.Config.Placement, k.Config.MaxAge
 	return cfg
 }
 
