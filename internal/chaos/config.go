@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 )
 
@@ -162,22 +161,4 @@ func (c Config) Validate() error {
 		return fmt.Errorf("chaos: config: %w", errors.Join(errs...))
 	}
 	return nil
-}
-
-// FindModuleDir returns the directory of the go.mod at or above dir.
-func FindModuleDir(dir string) (string, error) {
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("chaos: module dir: %w", err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("chaos: no go.mod at or above the working directory")
-		}
-		dir = parent
-	}
 }

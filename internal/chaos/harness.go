@@ -14,6 +14,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agentfleet/agentfleet/internal/childproc"
 )
 
 // Harness is one chaos run: its servers, worker processes and connections.
@@ -23,7 +25,7 @@ type Harness struct {
 	cfg    Config
 	dir    string
 	logDir string
-	ps     procs
+	ps     childproc.Set
 	start  time.Time // when the chaos clock started
 
 	natsBin, redisBin      string
@@ -32,7 +34,7 @@ type Harness struct {
 	natsPort, redisPort    int
 	natsDir, redisDir      string
 	natsURL, redisURL      string
-	natsProc, redisProc    *proc
+	natsProc, redisProc    *childproc.Proc
 	natsGen, redisGen      int
 	nc                     *nats.Conn
 	js                     jetstream.JetStream
@@ -40,7 +42,7 @@ type Harness struct {
 	rng                    *rand.Rand
 	rngMu                  sync.Mutex
 	workersMu              sync.Mutex
-	workers                []*proc
+	workers                []*childproc.Proc
 	workerGen              []int
 	faultsOn               bool
 	closeOnce              sync.Once
@@ -62,7 +64,7 @@ func New(cfg Config) (*Harness, error) {
 		if err != nil {
 			return nil, fmt.Errorf("chaos: %w", err)
 		}
-		if cfg.ModuleDir, err = FindModuleDir(wd); err != nil {
+		if cfg.ModuleDir, err = childproc.FindModuleDir(wd); err != nil {
 			return nil, err
 		}
 	}
@@ -103,7 +105,7 @@ func (h *Harness) Close() {
 		if h.rdb != nil {
 			_ = h.rdb.Close()
 		}
-		h.ps.killAll()
+		h.ps.KillAll()
 		if !h.cfg.KeepWorkDir && h.cfg.WorkDir == "" {
 			_ = os.RemoveAll(h.dir)
 		}
@@ -144,7 +146,7 @@ func (h *Harness) Build(ctx context.Context) error {
 	h.workerBin = h.cfg.WorkerBin
 	if h.workerBin == "" {
 		h.workerBin = filepath.Join(bin, "worker")
-		if err := goBuild(ctx, h.cfg.ModuleDir, "./cmd/worker", h.workerBin); err != nil {
+		if err := childproc.Build(ctx, h.cfg.ModuleDir, "./cmd/worker", h.workerBin); err != nil {
 			return err
 		}
 	}
@@ -152,7 +154,7 @@ func (h *Harness) Build(ctx context.Context) error {
 		h.replayerBin = h.cfg.ReplayerBin
 		if h.replayerBin == "" {
 			h.replayerBin = filepath.Join(bin, "dlq-replayer")
-			if err := goBuild(ctx, h.cfg.ModuleDir, "./cmd/dlq-replayer", h.replayerBin); err != nil {
+			if err := childproc.Build(ctx, h.cfg.ModuleDir, "./cmd/dlq-replayer", h.replayerBin); err != nil {
 				return err
 			}
 		}
@@ -166,7 +168,7 @@ func (h *Harness) Build(ctx context.Context) error {
 func (h *Harness) startNATS(ctx context.Context) error {
 	h.natsGen++
 	args := []string{"-a", "127.0.0.1", "-p", strconv.Itoa(h.natsPort), "-js", "-sd", h.natsDir, "-n", "agentfleet-chaos"}
-	p, err := startProc(&h.ps, h.logDir, fmt.Sprintf("nats-server.%d", h.natsGen), h.natsBin, args, childEnv())
+	p, err := h.ps.Start(h.logDir, fmt.Sprintf("nats-server.%d", h.natsGen), h.natsBin, args, childproc.Env())
 	if err != nil {
 		return err
 	}
@@ -182,7 +184,7 @@ func (h *Harness) startRedis(ctx context.Context) error {
 	h.redisGen++
 	args := []string{"--bind", "127.0.0.1", "--port", strconv.Itoa(h.redisPort), "--dir", h.redisDir,
 		"--save", "", "--appendonly", "yes", "--appendfsync", "everysec", "--daemonize", "no", "--protected-mode", "yes"}
-	p, err := startProc(&h.ps, h.logDir, fmt.Sprintf("redis-server.%d", h.redisGen), h.redisBin, args, childEnv())
+	p, err := h.ps.Start(h.logDir, fmt.Sprintf("redis-server.%d", h.redisGen), h.redisBin, args, childproc.Env())
 	if err != nil {
 		return err
 	}
@@ -220,7 +222,7 @@ func (h *Harness) stopSignal() syscall.Signal {
 // store directory.
 func (h *Harness) restartNATS(ctx context.Context) (time.Duration, error) {
 	t0 := time.Now()
-	h.natsProc.stop(h.stopSignal(), 15*time.Second)
+	h.natsProc.Stop(h.stopSignal(), 15*time.Second)
 	if err := h.startNATS(ctx); err != nil {
 		return 0, err
 	}
@@ -230,7 +232,7 @@ func (h *Harness) restartNATS(ctx context.Context) (time.Duration, error) {
 // restartRedis stops redis-server and starts it again with its data.
 func (h *Harness) restartRedis(ctx context.Context) (time.Duration, error) {
 	t0 := time.Now()
-	h.redisProc.stop(h.stopSignal(), 15*time.Second)
+	h.redisProc.Stop(h.stopSignal(), 15*time.Second)
 	if err := h.startRedis(ctx); err != nil {
 		return 0, err
 	}
@@ -263,7 +265,7 @@ func (h *Harness) workerEnv(i int, faults bool) []string {
 	if faults {
 		modelFaults, toolFaults = h.cfg.ModelFaults, h.cfg.ToolFaults
 	}
-	return append(childEnv(
+	return append(childproc.Env(
 		"AGENTFLEET_NATS_URL="+h.natsURL,
 		"AGENTFLEET_REDIS_URL="+h.redisURL,
 		"AGENTFLEET_MODEL_SPEC=sim",
@@ -282,13 +284,13 @@ func (h *Harness) workerEnv(i int, faults bool) []string {
 }
 
 // startWorker starts worker i (a new generation of it).
-func (h *Harness) startWorker(i int) (*proc, error) {
+func (h *Harness) startWorker(i int) (*childproc.Proc, error) {
 	h.workersMu.Lock()
 	defer h.workersMu.Unlock()
 	h.workerGen[i]++
 	name := fmt.Sprintf("worker-%d.%d", i+1, h.workerGen[i])
 	args := []string{"--name", fmt.Sprintf("chaos-w%d-g%d", i+1, h.workerGen[i])}
-	p, err := startProc(&h.ps, h.logDir, name, h.workerBin, args, h.workerEnv(i, h.faultsOn))
+	p, err := h.ps.Start(h.logDir, name, h.workerBin, args, h.workerEnv(i, h.faultsOn))
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +302,7 @@ func (h *Harness) startWorker(i int) (*proc, error) {
 func (h *Harness) startFleet(faults bool) error {
 	h.faultsOn = faults
 	if h.workers == nil {
-		h.workers = make([]*proc, h.cfg.Workers)
+		h.workers = make([]*childproc.Proc, h.cfg.Workers)
 		h.workerGen = make([]int, h.cfg.Workers)
 	}
 	for i := range h.cfg.Workers {
@@ -315,7 +317,7 @@ func (h *Harness) startFleet(faults bool) error {
 // step boundary and Nak) and waits.
 func (h *Harness) stopFleet() {
 	h.workersMu.Lock()
-	ws := append([]*proc(nil), h.workers...)
+	ws := append([]*childproc.Proc(nil), h.workers...)
 	h.workersMu.Unlock()
 	var wg sync.WaitGroup
 	for _, p := range ws {
@@ -325,7 +327,7 @@ func (h *Harness) stopFleet() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.stop(syscall.SIGTERM, 20*time.Second)
+			p.Stop(syscall.SIGTERM, 20*time.Second)
 		}()
 	}
 	wg.Wait()
@@ -337,8 +339,8 @@ func (h *Harness) killWorker(ctx context.Context) (string, error) {
 	h.workersMu.Lock()
 	p := h.workers[i]
 	h.workersMu.Unlock()
-	pid := p.cmd.Process.Pid
-	p.stop(syscall.SIGKILL, 0)
+	pid := p.PID()
+	p.Stop(syscall.SIGKILL, 0)
 	select {
 	case <-ctx.Done():
 	case <-time.After(500 * time.Millisecond):
@@ -347,7 +349,7 @@ func (h *Harness) killWorker(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("SIGKILL worker %d (pid %d), restarted as pid %d", i+1, pid, np.cmd.Process.Pid), nil
+	return fmt.Sprintf("SIGKILL worker %d (pid %d), restarted as pid %d", i+1, pid, np.PID()), nil
 }
 
 // checkWorkers restarts a worker that exited by itself (and says so): a
@@ -358,11 +360,11 @@ func (h *Harness) checkWorkers() []string {
 		h.workersMu.Lock()
 		p := h.workers[i]
 		h.workersMu.Unlock()
-		if p != nil && p.exited() && p.cmd.ProcessState != nil && !p.cmd.ProcessState.Success() {
-			if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		if p != nil && p.Exited() && !p.State().Success() {
+			if ws, ok := p.State().Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 				continue // ours
 			}
-			notes = append(notes, fmt.Sprintf("worker %d exited by itself (%v, log %s)", i+1, p.err, p.logPath))
+			notes = append(notes, fmt.Sprintf("worker %d exited by itself (%v, log %s)", i+1, p.Err(), p.LogPath))
 			if _, err := h.startWorker(i); err != nil {
 				notes = append(notes, err.Error())
 			}

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentfleet/agentfleet/internal/childproc"
 	"github.com/agentfleet/agentfleet/pkg/client"
 	"github.com/agentfleet/agentfleet/pkg/dlq"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
@@ -102,23 +103,23 @@ func (h *Harness) replay(ctx context.Context, cl *client.Client, rep *Report, de
 func (h *Harness) runReplayer(ctx context.Context, deadline time.Time) (int, error) {
 	args := append([]string{"replay", "--nats-url", h.natsURL, "--redis-url", h.redisURL, "--yes"}, h.cfg.ReplayerArgs...)
 	h.logf("running dlq-replayer %s", strings.Join(args, " "))
-	p, err := startProc(&h.ps, h.logDir, "dlq-replayer", h.replayerBin, args, childEnv(h.cfg.ReplayerEnv...))
+	p, err := h.ps.Start(h.logDir, "dlq-replayer", h.replayerBin, args, childproc.Env(h.cfg.ReplayerEnv...))
 	if err != nil {
 		return -1, err
 	}
 	select {
-	case <-p.done:
+	case <-p.Done():
 	case <-time.After(time.Until(deadline)):
-		p.stop(syscall.SIGKILL, 0)
-		return -1, fmt.Errorf("dlq-replayer still running at the replay deadline; killed (log %s)", p.logPath)
+		p.Stop(syscall.SIGKILL, 0)
+		return -1, fmt.Errorf("dlq-replayer still running at the replay deadline; killed (log %s)", p.LogPath)
 	case <-ctx.Done():
-		p.stop(syscall.SIGKILL, 0)
+		p.Stop(syscall.SIGKILL, 0)
 		return -1, ctx.Err()
 	}
-	h.echoTail(p.logPath, 30)
-	code := p.cmd.ProcessState.ExitCode()
+	h.echoTail(p.LogPath, 30)
+	code := p.State().ExitCode()
 	if code != 0 {
-		return code, fmt.Errorf("dlq-replayer exited with %d (2: halted by a safety rule; log %s)", code, p.logPath)
+		return code, fmt.Errorf("dlq-replayer exited with %d (2: halted by a safety rule; log %s)", code, p.LogPath)
 	}
 	return 0, nil
 }
