@@ -1,11 +1,12 @@
-// Command loadgen is the fleet's load benchmark: it drives in-process
-// workers end to end with the support workload on the SIMULATED model
+// Command loadgen is the fleet's load benchmark: it drives the fleet's
+// workers (in process, or as cmd/worker processes with --processes) end to end with the support workload on the SIMULATED model
 // provider and measures them against two baselines on the same servers
 // (bare JetStream consume + ack, and a minimal hand-written consumer), then
 // prints a table and writes the same as JSON.
 //
 //	go run ./cmd/loadgen --n 2000 --workers 2 --out bench.json        # NATS + Redis on localhost
 //	go run ./cmd/loadgen --embedded --n 500                           # no services needed
+//	go run ./cmd/loadgen --processes --workers 3 --n 3000             # the workers as processes
 //	go run ./cmd/loadgen --latency 200ms --inflight 4000 --out inflight.json
 //	go run ./cmd/loadgen --cpuprofile cpu.out --memprofile mem.out    # pprof of the framework phase
 //
@@ -19,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/agentfleet/agentfleet/internal/loadgen"
@@ -31,7 +33,7 @@ func main() {
 	fs.StringVar(&cfg.RedisURL, "redis-url", loadgen.DefaultRedisURL, "Redis server for the stores")
 	fs.BoolVar(&cfg.Embedded, "embedded", false, "run an embedded NATS server and the NATS KV stores instead")
 	fs.IntVar(&cfg.N, "n", 0, "invocations per phase (default 2000; 4 × inflight in the in-flight mode)")
-	fs.IntVar(&cfg.Workers, "workers", loadgen.DefaultWorkers, "workers in process (and consumers per baseline)")
+	fs.IntVar(&cfg.Workers, "workers", loadgen.DefaultWorkers, "workers, in process or with --processes as processes (and consumers per baseline)")
 	fs.IntVar(&cfg.Concurrency, "concurrency", loadgen.DefaultConcurrency, "invocations each worker runs at once")
 	fs.IntVar(&cfg.Window, "window", 0, "requests kept in flight by the load generator (default 2 × workers × concurrency, at most 100)")
 	fs.DurationVar(&cfg.Latency, "latency", 0, "simulated model latency per call")
@@ -42,6 +44,8 @@ func main() {
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the framework phase to this file")
 	fs.StringVar(&cfg.MemProfile, "memprofile", "", "write a heap profile taken half-way through the framework phase to this file")
 	fs.StringVar(&cfg.Out, "out", "", "write the report as JSON to this file")
+	fs.BoolVar(&cfg.Processes, "processes", false, "run the framework's workers as cmd/worker processes (built from this module unless --worker-bin is given) instead of in this process")
+	fs.StringVar(&cfg.WorkerBin, "worker-bin", "", "worker program for --processes (default: go build ./cmd/worker into a temporary directory)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if err == flag.ErrHelp {
 			os.Exit(0)
@@ -59,7 +63,11 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if _, err := loadgen.Run(ctx, cfg, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "loadgen:") {
+			msg = "loadgen: " + msg
+		}
+		fmt.Fprintln(os.Stderr, msg)
 		os.Exit(1)
 	}
 }

@@ -27,8 +27,9 @@ type Config struct {
 	Embedded bool
 	// N is the number of invocations per phase.
 	N int
-	// Workers is the number of in-process workers (app.StartWorker each),
-	// and of consumers in the baselines.
+	// Workers is the number of workers (app.StartWorker each in process,
+	// or cmd/worker processes with Processes), and of consumers in the
+	// baselines.
 	Workers int
 	// Concurrency is each worker's (and baseline consumer's) concurrency.
 	Concurrency int
@@ -59,6 +60,24 @@ type Config struct {
 	MemProfile string // MemProfile is the heap profile's output file.
 	// Out, when set, receives the report as JSON.
 	Out string
+	// Processes runs the framework phase's workers as cmd/worker
+	// processes, each with the configuration an in-process worker would
+	// get (written as YAML, passed with --config); the baselines stay in
+	// this process. Their CPU and peak RSS are added to the phase's; their
+	// heap allocations are not counted. Not with Inflight (that mode reads
+	// the in-process worker's in-flight gauge).
+	Processes bool
+	// WorkerBin is the worker program for Processes (default: ./cmd/worker
+	// of ModuleDir, built into a temporary directory with the go command).
+	WorkerBin string
+	// ModuleDir is the module that holds cmd/worker (default: the go.mod
+	// at or above the working directory).
+	ModuleDir string
+	// WorkerEnv is added to each worker process's environment (which is
+	// this process's minus every AGENTFLEET_* variable).
+	WorkerEnv []string
+
+	workerBin string // the program Run resolved for Processes
 }
 
 // WithDefaults returns c with zero fields set to the defaults.
@@ -110,6 +129,9 @@ func (c Config) Validate() error {
 	}
 	if c.Latency < 0 || c.Timeout <= 0 {
 		errs = append(errs, errors.New("loadgen: latency must not be negative and timeout must be positive"))
+	}
+	if c.Processes && c.Inflight > 0 {
+		errs = append(errs, errors.New("loadgen: --processes is for the throughput mode; --inflight runs one worker in process"))
 	}
 	if c.Inflight > 0 && c.Latency <= 0 {
 		errs = append(errs, fmt.Errorf("loadgen: --inflight %d needs a model --latency (the Little's-law bound is inflight / (3 × latency))", c.Inflight))

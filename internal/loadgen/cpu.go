@@ -15,19 +15,22 @@ import (
 
 // cpuMeter measures the CPU time a phase used: this process (workers,
 // consumers and the load generator; with --embedded also the NATS server),
+// the worker processes of --processes,
 // the Redis server (INFO cpu; it may serve others too) and a local
 // nats-server process if one is found. On a shared, noisy machine CPU per
 // invocation is steadier than a rate.
 type cpuMeter struct {
 	rdb              *redis.Client
 	natsPID          int
+	children         []int // worker processes (--processes)
 	self, rds, natsT time.Duration
+	childT           time.Duration
 	reads, cmds      int64 // -1: the first reading failed
 	mallocs, bytes   uint64
 }
 
-func startCPU(ctx context.Context, rdb *redis.Client, external bool) *cpuMeter {
-	m := &cpuMeter{rdb: rdb}
+func startCPU(ctx context.Context, rdb *redis.Client, external bool, children ...int) *cpuMeter {
+	m := &cpuMeter{rdb: rdb, children: children}
 	if external {
 		m.natsPID = findProcess("nats-server")
 	}
@@ -35,7 +38,7 @@ func startCPU(ctx context.Context, rdb *redis.Client, external bool) *cpuMeter {
 	if m.reads, m.cmds, ok = redisCounts(ctx, rdb); !ok {
 		m.reads, m.cmds = -1, -1
 	}
-	m.self, m.rds, m.natsT = selfCPU(), redisCPU(ctx, rdb), procCPU(m.natsPID)
+	m.self, m.rds, m.natsT, m.childT = selfCPU(), redisCPU(ctx, rdb), procCPU(m.natsPID), m.childrenCPU()
 	m.mallocs, m.bytes = heapAllocs()
 	return m
 }
@@ -49,7 +52,13 @@ func (m *cpuMeter) finish(ctx context.Context, p *Phase) {
 		return ms(d) / float64(p.Completed)
 	}
 	p.CPUMSPerInvocation = per(selfCPU() - m.self)
-	if mallocs, bytes := heapAllocs(); p.Completed > 0 {
+	if len(m.children) > 0 {
+		// The worker processes' heap is not this process's: no
+		// allocation counts, and their CPU is added to this process's.
+		workers := m.childrenCPU() - m.childT
+		p.WorkerCPUMSPerInvocation = per(workers)
+		p.CPUMSPerInvocation = per(selfCPU() - m.self + workers)
+	} else if mallocs, bytes := heapAllocs(); p.Completed > 0 {
 		p.AllocsPerInvocation = float64(mallocs-m.mallocs) / float64(p.Completed)
 		p.AllocKiBPerInvocation = float64(bytes-m.bytes) / 1024 / float64(p.Completed)
 	}
@@ -63,6 +72,16 @@ func (m *cpuMeter) finish(ctx context.Context, p *Phase) {
 	if m.natsPID > 0 {
 		p.NATSCPUMSPerInvocation = per(procCPU(m.natsPID) - m.natsT)
 	}
+}
+
+// childrenCPU is the worker processes' utime + stime so far (a process
+// that has exited counts 0: read it while they run).
+func (m *cpuMeter) childrenCPU() time.Duration {
+	var d time.Duration
+	for _, pid := range m.children {
+		d += procCPU(pid)
+	}
+	return d
 }
 
 // heapAllocs returns this process's heap allocations so far: their count

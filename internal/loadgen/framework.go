@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/agentfleet/agentfleet/internal/app"
 	"github.com/agentfleet/agentfleet/internal/config"
@@ -45,7 +46,7 @@ func workerConfig(e *env, cfg Config, k int, keyPrefix string, sc streams.Config
 // runFramework runs the fleet: cfg.Workers workers in process. name is the
 // phase's name ("framework", or "framework_r2"… in later rounds): its
 // streams, keys and invocation ids are its own.
-func runFramework(ctx context.Context, e *env, cfg Config, logOut io.Writer, name string) (*Phase, error) {
+func runFramework(ctx context.Context, e *env, cfg Config, logOut io.Writer, name string) (_ *Phase, err error) {
 	p := &Phase{Name: name, Description: frameworkDescription}
 	// The workers ensure this topology themselves (app.StreamsConfig: same
 	// names, prefixes and consumer sizing); it is created here first so the
@@ -60,13 +61,29 @@ func runFramework(ctx context.Context, e *env, cfg Config, logOut io.Writer, nam
 	}
 	wctx, stopWorkers := context.WithCancel(ctx)
 	var running []*app.Running
+	var fleet *workerProcs
 	defer func() {
 		stopWorkers()
 		for _, r := range running {
 			_ = r.Wait()
 		}
+		if fleet != nil {
+			if serr := fleet.stop(); serr != nil && err == nil {
+				err = serr
+			}
+		}
 	}()
+	if cfg.Processes {
+		p.Description = frameworkProcsDescription
+		if fleet, err = startWorkerProcs(ctx, e, cfg, name, keyPrefix, sc); err != nil {
+			return nil, err
+		}
+		p.WorkerPIDs = fleet.pids()
+	}
 	for k := range cfg.Workers {
+		if fleet != nil {
+			break
+		}
 		r, err := app.StartWorker(wctx, workerConfig(e, cfg, k, keyPrefix, sc), os.Getenv, logOut)
 		if err != nil {
 			return nil, fmt.Errorf("loadgen: start worker %d: %w", k, err)
@@ -99,7 +116,7 @@ func runFramework(ctx context.Context, e *env, cfg Config, logOut io.Writer, nam
 	}
 	idPrefix := "lg-" + e.run + "-" + name
 	rss := startRSS(ctx)
-	cpu := startCPU(ctx, e.rdb, e.srv == nil)
+	cpu := startCPU(ctx, e.rdb, e.srv == nil, p.WorkerPIDs...)
 	inflight := func() int { return 0 }
 	if cfg.Inflight > 0 {
 		// Gathering a registry reads /proc and costs CPU: only where the
@@ -112,12 +129,33 @@ func runFramework(ctx context.Context, e *env, cfg Config, logOut io.Writer, nam
 		midway: func() { memErr = writeMemProfile(cfg.MemProfile) }}.run(ctx, p)
 	p.PeakRSSBytes, p.RSSSource = rss.finish()
 	cpu.finish(ctx, p)
+	if fleet != nil {
+		p.PeakRSSBytes += fleet.peakRSS()
+		p.RSSSource += " + each worker process's VmHWM, summed"
+		if ferr := fleet.failed(); ferr != nil && err == nil {
+			err = ferr
+		}
+	}
 	p.WorkerMaxInFlight = inflight()
 	stopProfile()
 	if memErr != nil && err == nil {
 		err = memErr
 	}
-	recs, rerr := running[0].Infra.Stores.Refunds(ctx)
+	refunds := func(ctx context.Context) ([]support.Refund, error) {
+		if fleet == nil {
+			return running[0].Infra.Stores.Refunds(ctx)
+		}
+		var rdb redis.UniversalClient // nil when embedded: not a typed nil, which would mean Redis
+		if e.rdb != nil {
+			rdb = e.rdb
+		}
+		st, err := app.OpenExistingStores(ctx, workerConfig(e, cfg, 0, keyPrefix, sc), e.js, rdb)
+		if err != nil {
+			return nil, err
+		}
+		return st.Refunds(ctx)
+	}
+	recs, rerr := refunds(ctx)
 	if rerr != nil {
 		return p, fmt.Errorf("loadgen: framework: read refunds: %w", rerr)
 	}

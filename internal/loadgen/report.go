@@ -24,8 +24,11 @@ type Report struct {
 	Redis  string `json:"redis,omitempty"` // Redis is the Redis URL, if Redis was used.
 	Stores string `json:"stores"`          // Stores is "redis" or "nats-kv".
 	// Config is the run's settings.
-	N           int     `json:"n"`
-	Workers     int     `json:"workers"`          // Workers is the number of in-process workers.
+	N       int `json:"n"`
+	Workers int `json:"workers"` // Workers is the number of workers.
+	// Processes is set when the framework's workers ran as processes
+	// (--processes), not in the load generator's process.
+	Processes   bool    `json:"worker_processes,omitempty"`
 	Concurrency int     `json:"concurrency"`      // Concurrency is each worker's concurrency.
 	Window      int     `json:"window"`           // Window is the number of requests kept in flight.
 	LatencyMS   float64 `json:"model_latency_ms"` // LatencyMS is the simulated model latency in milliseconds.
@@ -111,8 +114,12 @@ func (r *Report) finish(inflight int, latency time.Duration) {
 // Print writes the report as a table.
 func (r *Report) Print(out io.Writer) {
 	fmt.Fprintf(out, "\nagentfleet loadgen — %s, mode %s\n", r.Provider, r.Mode)
-	fmt.Fprintf(out, "NATS %s   stores %s   n=%d per phase   workers=%d × concurrency=%d   window=%d   model latency=%v   GOMAXPROCS=%d%s\n\n",
-		r.NATS, r.Stores, r.N, r.Workers, r.Concurrency, r.Window, time.Duration(r.LatencyMS*float64(time.Millisecond)), r.GOMAXPROCS, gcSetting(r))
+	where := ""
+	if r.Processes {
+		where = " (framework: processes)"
+	}
+	fmt.Fprintf(out, "NATS %s   stores %s   n=%d per phase   workers=%d%s × concurrency=%d   window=%d   model latency=%v   GOMAXPROCS=%d%s\n\n",
+		r.NATS, r.Stores, r.N, r.Workers, where, r.Concurrency, r.Window, time.Duration(r.LatencyMS*float64(time.Millisecond)), r.GOMAXPROCS, gcSetting(r))
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "phase\tcompleted\tlost\tother\tinv/s\tsteady inv/s\tp50 ms\tp99 ms\tpeak RSS MiB\tCPU ms/inv\tRedis CPU ms/inv\tNATS CPU ms/inv\tRedis reads/inv\tRedis cmds/inv\tallocs/inv\tKiB alloc/inv\tmax in flight\trefunds\tdup refunds\t")
 	for _, p := range r.Phases {
@@ -128,10 +135,16 @@ func (r *Report) Print(out io.Writer) {
 		if p.WorkerMaxInFlight > 0 {
 			inflight += fmt.Sprintf(" (worker %d)", p.WorkerMaxInFlight)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.0f\t%.0f\t%.1f\t%.1f\t%.0f\t%.2f\t%.2f\t%.2f\t%.1f\t%.1f\t%.0f\t%.1f\t%s\t%s\t%s\t\n", p.Name, p.Completed, p.Lost, other,
+		allocs, kib := fmt.Sprintf("%.0f", p.AllocsPerInvocation), fmt.Sprintf("%.1f", p.AllocKiBPerInvocation)
+		cpu := fmt.Sprintf("%.2f", p.CPUMSPerInvocation)
+		if len(p.WorkerPIDs) > 0 {
+			allocs, kib = "-", "-" // the worker processes' heap is not ours
+			cpu += fmt.Sprintf(" (workers %.2f)", p.WorkerCPUMSPerInvocation)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.0f\t%.0f\t%.1f\t%.1f\t%.0f\t%s\t%.2f\t%.2f\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%s\t\n", p.Name, p.Completed, p.Lost, other,
 			p.PerSecond, p.SteadyPerSecond, p.P50MS, p.P99MS, float64(p.PeakRSSBytes)/(1<<20),
-			p.CPUMSPerInvocation, p.RedisCPUMSPerInvocation, p.NATSCPUMSPerInvocation,
-			p.RedisReadsPerInvocation, p.RedisCommandsPerInvocation, p.AllocsPerInvocation, p.AllocKiBPerInvocation, inflight, refunds, dups)
+			cpu, p.RedisCPUMSPerInvocation, p.NATSCPUMSPerInvocation,
+			p.RedisReadsPerInvocation, p.RedisCommandsPerInvocation, allocs, kib, inflight, refunds, dups)
 	}
 	_ = tw.Flush()
 	for _, p := range r.Phases {
@@ -232,7 +245,7 @@ func (r *Report) WriteJSON(path string) error {
 func newReport(cfg Config, e *env) *Report {
 	r := &Report{
 		Provider: "SIMULATED model provider (pkg/providers/sim, no faults)", Mode: "throughput",
-		NATS: e.natsURL, N: cfg.N, Workers: cfg.Workers, Concurrency: cfg.Concurrency, Window: cfg.Window,
+		NATS: e.natsURL, N: cfg.N, Workers: cfg.Workers, Processes: cfg.Processes, Concurrency: cfg.Concurrency, Window: cfg.Window,
 		LatencyMS: ms(cfg.Latency), GOMAXPROCS: runtime.GOMAXPROCS(0), NumCPU: runtime.NumCPU(), StartedAt: time.Now().UTC(),
 		GOGC: os.Getenv("GOGC"), GOMEMLIMIT: os.Getenv("GOMEMLIMIT"),
 		Stores: "redis",

@@ -89,8 +89,12 @@ func (m *rssMeter) finish() (int64, string) {
 
 // procStatus reads a "kB" field of /proc/self/status in bytes (0 if
 // unavailable).
-func procStatus(field string) int64 {
-	f, err := os.Open("/proc/self/status")
+func procStatus(field string) int64 { return pidStatus("self", field) }
+
+// pidStatus reads a "kB" field of /proc/<pid>/status in bytes (0 if
+// unavailable); pid is a number or "self".
+func pidStatus(pid, field string) int64 {
+	f, err := os.Open("/proc/" + pid + "/status")
 	if err != nil {
 		return 0
 	}

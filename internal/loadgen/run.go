@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 )
 
@@ -28,6 +29,16 @@ func Run(ctx context.Context, cfg Config, out, logOut io.Writer) (rep *Report, e
 	}()
 	rep = newReport(cfg, e)
 	fmt.Fprintf(out, "agentfleet loadgen: %s; run %s; %d invocations per phase\n", rep.Provider, e.run, cfg.N)
+	if cfg.Processes {
+		dir, err := os.MkdirTemp("", "agentfleet-loadgen-bin-")
+		if err != nil {
+			return nil, fmt.Errorf("loadgen: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		if cfg.workerBin, err = workerBinary(ctx, cfg, dir, out); err != nil {
+			return nil, err
+		}
+	}
 	type phase struct {
 		name string
 		fn   func(context.Context, *env, Config) (*Phase, error)

@@ -36,7 +36,8 @@ type Phase struct {
 	MaxMS float64 `json:"max_ms"` // MaxMS is the highest latency.
 	// PeakRSSBytes is the process's peak resident set during the phase
 	// (VmHWM after a reset, else the highest VmRSS sampled); it includes
-	// the load generator and, when embedded, the NATS server.
+	// the load generator and, when embedded, the NATS server. With worker
+	// processes each one's VmHWM is added (a sum of peaks).
 	PeakRSSBytes int64  `json:"peak_rss_bytes"`
 	RSSSource    string `json:"rss_source"` // RSSSource says how PeakRSSBytes was measured.
 	// MaxInFlight is the most invocations submitted and not yet finished
@@ -44,9 +45,14 @@ type Phase struct {
 	MaxInFlight int `json:"max_in_flight"`
 	// CPUMSPerInvocation is this process's CPU time (user + system) per
 	// completed invocation: workers or consumers plus the load generator
-	// (and the NATS server when embedded). RedisCPUMSPerInvocation and
-	// NATSCPUMSPerInvocation are the servers' (0 when not measured).
-	CPUMSPerInvocation      float64 `json:"cpu_ms_per_invocation"`
+	// (and the NATS server when embedded), plus the worker processes'
+	// (WorkerCPUMSPerInvocation) when they are processes.
+	// RedisCPUMSPerInvocation and NATSCPUMSPerInvocation are the servers'
+	// (0 when not measured).
+	CPUMSPerInvocation       float64 `json:"cpu_ms_per_invocation"`
+	WorkerCPUMSPerInvocation float64 `json:"worker_processes_cpu_ms_per_invocation,omitempty"` // WorkerCPUMSPerInvocation: see CPUMSPerInvocation.
+	// WorkerPIDs are the worker processes of the phase (--processes).
+	WorkerPIDs              []int   `json:"worker_pids,omitempty"`
 	RedisCPUMSPerInvocation float64 `json:"redis_cpu_ms_per_invocation,omitempty"` // RedisCPUMSPerInvocation is Redis's CPU ms per invocation.
 	NATSCPUMSPerInvocation  float64 `json:"nats_cpu_ms_per_invocation,omitempty"`  // NATSCPUMSPerInvocation is the NATS server's CPU ms per invocation.
 	// RedisReadsPerInvocation is the Redis server's read events
@@ -63,7 +69,9 @@ type Phase struct {
 	// TotalAlloc) per completed invocation: the in-process workers or
 	// consumers and the load generator's own side, which both phases share
 	// (with --embedded the NATS server too). Counts again, steady on a
-	// noisy machine; the garbage collector's CPU follows them.
+	// noisy machine; the garbage collector's CPU follows them. Not counted
+	// (0, printed "-") with worker processes: their heap is not this
+	// process's.
 	AllocsPerInvocation   float64 `json:"allocs_per_invocation"`
 	AllocKiBPerInvocation float64 `json:"alloc_kib_per_invocation"` // AllocKiBPerInvocation: see AllocsPerInvocation.
 	// BoundRatio is SteadyPerSecond over the Little's-law bound (in-flight

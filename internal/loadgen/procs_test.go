@@ -1,0 +1,103 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/agentfleet/agentfleet/internal/config"
+	"github.com/agentfleet/agentfleet/internal/testmain"
+)
+
+func TestMain(m *testing.M) {
+	testmain.Dispatch() // a worker child (--processes tests) runs cmd/worker's main here
+	os.Exit(m.Run())
+}
+
+// TestFrameworkAsProcesses runs the framework phase with its two workers
+// as processes (this test binary as cmd/worker) on an embedded server, and
+// checks that they, not in-process workers, did the work: two child pids,
+// CPU counted for them, every invocation completed and refunded once, no
+// heap counts (their heap is not ours), and both children gone after Run.
+func TestFrameworkAsProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an embedded NATS server and two worker processes")
+	}
+	bin, err := testmain.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var table strings.Builder
+	rep, err := Run(ctx, Config{Embedded: true, N: 20, Workers: 2, Concurrency: 4, Timeout: time.Minute, SkipBaselines: true,
+		Processes: true, WorkerBin: bin, WorkerEnv: []string{testmain.Env(testmain.Worker)}}, &table, io.Discard)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, table.String())
+	}
+	t.Log("\n" + table.String())
+	fw := rep.phase("framework")
+	if fw == nil {
+		t.Fatalf("no framework phase:\n%s", table.String())
+	}
+	if fw.Completed != 20 || fw.Lost != 0 || fw.Refunds != 20 || fw.DuplicateRefunds != 0 {
+		t.Fatalf("completed %d lost %d refunds %d dup %d, want 20 0 20 0\n%s", fw.Completed, fw.Lost, fw.Refunds, fw.DuplicateRefunds, table.String())
+	}
+	if len(fw.WorkerPIDs) != 2 || fw.WorkerPIDs[0] == fw.WorkerPIDs[1] || slices.Contains(fw.WorkerPIDs, os.Getpid()) {
+		t.Fatalf("worker pids %v, want two children of this process", fw.WorkerPIDs)
+	}
+	if fw.WorkerCPUMSPerInvocation <= 0 || fw.CPUMSPerInvocation <= fw.WorkerCPUMSPerInvocation {
+		t.Fatalf("CPU ms/inv %.3f with workers %.3f: the worker processes' CPU is not counted, or this process's is not", fw.CPUMSPerInvocation, fw.WorkerCPUMSPerInvocation)
+	}
+	if fw.AllocsPerInvocation != 0 || !strings.Contains(fw.RSSSource, "worker process") || !rep.Processes {
+		t.Fatalf("allocs %.0f, RSS %q, report processes %v: the phase is reported as in-process", fw.AllocsPerInvocation, fw.RSSSource, rep.Processes)
+	}
+	if !strings.Contains(table.String(), "(framework: processes)") || !strings.Contains(table.String(), "(workers ") {
+		t.Fatalf("the table does not say the workers were processes:\n%s", table.String())
+	}
+	for _, pid := range fw.WorkerPIDs {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Fatalf("worker process %d still exists after Run (kill 0: %v)", pid, err)
+		}
+	}
+}
+
+// TestWorkerConfigSurvivesYAML: what a worker process reads from its
+// --config file is the configuration an in-process worker gets.
+func TestWorkerConfigSurvivesYAML(t *testing.T) {
+	e := &env{run: "abcd1234", natsURL: "nats://127.0.0.1:4222", redisURL: "redis://127.0.0.1:6379/0"}
+	cfg := Config{Concurrency: 7, Latency: 5 * time.Millisecond}.WithDefaults()
+	want := workerConfig(e, cfg, 1, "lg-abcd1234-framework:", e.topology("framework", cfg.Concurrency))
+	b, err := yaml.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "worker.yaml")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := config.LoadWorker([]string{"--config", path}, func(string) (string, bool) { return "", false }, io.Discard)
+	if err != nil {
+		t.Fatalf("LoadWorker: %v\n%s", err, b)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("the worker process would read\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+func TestProcessesRefusesTheInflightMode(t *testing.T) {
+	err := Config{Processes: true, Inflight: 100, Latency: time.Millisecond}.WithDefaults().Validate()
+	if err == nil || !strings.Contains(err.Error(), "--processes") {
+		t.Fatalf("Validate: %v, want the --processes/--inflight refusal", err)
+	}
+}
