@@ -360,7 +360,7 @@ func (h *Harness) checkWorkers() []string {
 		h.workersMu.Lock()
 		p := h.workers[i]
 		h.workersMu.Unlock()
-		if p != nil && p.Exited() && !p.State().Success() {
+		if p != nil && p.Exited() && p.State() != nil && !p.State().Success() {
 			if ws, ok := p.State().Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 				continue // ours
 			}

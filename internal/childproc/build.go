@@ -44,7 +44,7 @@ func Env(extra ...string) []string {
 func FindModuleDir(dir string) (string, error) {
 	d, err := filepath.Abs(dir)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("childproc: module dir: %w", err)
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {

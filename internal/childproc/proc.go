@@ -82,14 +82,15 @@ func (p *Proc) Exited() bool {
 	}
 }
 
-// Err is what waiting for the child returned (nil for exit status 0);
-// valid once Done is closed.
+// Err blocks until the child has exited and returns what waiting for it
+// returned (nil for exit status 0).
 func (p *Proc) Err() error {
 	<-p.done
 	return p.err
 }
 
-// State is the exited child's state (exit code, signal); nil while it runs.
+// State is the exited child's state (exit code, signal, CPU times); nil
+// while it runs, and nil if waiting for it failed.
 func (p *Proc) State() *os.ProcessState {
 	if !p.Exited() {
 		return nil

@@ -22,14 +22,14 @@ import (
 type cpuMeter struct {
 	rdb              *redis.Client
 	natsPID          int
-	children         []int // worker processes (--processes)
+	children         func() time.Duration // the worker processes' CPU so far (--processes), or nil
 	self, rds, natsT time.Duration
 	childT           time.Duration
 	reads, cmds      int64 // -1: the first reading failed
 	mallocs, bytes   uint64
 }
 
-func startCPU(ctx context.Context, rdb *redis.Client, external bool, children ...int) *cpuMeter {
+func startCPU(ctx context.Context, rdb *redis.Client, external bool, children func() time.Duration) *cpuMeter {
 	m := &cpuMeter{rdb: rdb, children: children}
 	if external {
 		m.natsPID = findProcess("nats-server")
@@ -52,7 +52,7 @@ func (m *cpuMeter) finish(ctx context.Context, p *Phase) {
 		return ms(d) / float64(p.Completed)
 	}
 	p.CPUMSPerInvocation = per(selfCPU() - m.self)
-	if len(m.children) > 0 {
+	if m.children != nil {
 		// The worker processes' heap is not this process's: no
 		// allocation counts, and their CPU is added to this process's.
 		workers := m.childrenCPU() - m.childT
@@ -74,14 +74,12 @@ func (m *cpuMeter) finish(ctx context.Context, p *Phase) {
 	}
 }
 
-// childrenCPU is the worker processes' utime + stime so far (a process
-// that has exited counts 0: read it while they run).
+// childrenCPU is the worker processes' CPU so far (0 without them).
 func (m *cpuMeter) childrenCPU() time.Duration {
-	var d time.Duration
-	for _, pid := range m.children {
-		d += procCPU(pid)
+	if m.children == nil {
+		return 0
 	}
-	return d
+	return m.children()
 }
 
 // heapAllocs returns this process's heap allocations so far: their count

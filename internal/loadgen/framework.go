@@ -68,9 +68,7 @@ func runFramework(ctx context.Context, e *env, cfg Config, logOut io.Writer, nam
 			_ = r.Wait()
 		}
 		if fleet != nil {
-			if serr := fleet.stop(); serr != nil && err == nil {
-				err = serr
-			}
+			err = errors.Join(err, fleet.stop())
 		}
 	}()
 	if cfg.Processes {
@@ -116,7 +114,11 @@ func runFramework(ctx context.Context, e *env, cfg Config, logOut io.Writer, nam
 	}
 	idPrefix := "lg-" + e.run + "-" + name
 	rss := startRSS(ctx)
-	cpu := startCPU(ctx, e.rdb, e.srv == nil, p.WorkerPIDs...)
+	var workersCPU func() time.Duration
+	if fleet != nil {
+		workersCPU = fleet.cpu
+	}
+	cpu := startCPU(ctx, e.rdb, e.srv == nil, workersCPU)
 	inflight := func() int { return 0 }
 	if cfg.Inflight > 0 {
 		// Gathering a registry reads /proc and costs CPU: only where the
@@ -132,9 +134,7 @@ func runFramework(ctx context.Context, e *env, cfg Config, logOut io.Writer, nam
 	if fleet != nil {
 		p.PeakRSSBytes += fleet.peakRSS()
 		p.RSSSource += " + each worker process's VmHWM, summed"
-		if ferr := fleet.failed(); ferr != nil && err == nil {
-			err = ferr
-		}
+		err = errors.Join(err, fleet.failed()) // a worker that died explains lost invocations
 	}
 	p.WorkerMaxInFlight = inflight()
 	stopProfile()

@@ -3,18 +3,22 @@ package loadgen
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"gopkg.in/yaml.v3"
 
 	"github.com/agentfleet/agentfleet/internal/childproc"
+	"github.com/agentfleet/agentfleet/internal/config"
 	"github.com/agentfleet/agentfleet/internal/streams"
 )
 
@@ -55,13 +59,24 @@ func workerBinary(ctx context.Context, cfg Config, dir string, say io.Writer) (s
 type workerProcs struct {
 	set   childproc.Set
 	procs []*childproc.Proc
-	dir   string // configurations and logs
+	dir   string        // configurations and logs
+	grace time.Duration // how long a worker may take to stop on SIGTERM
 }
 
-// startWorkerProcs starts cfg.Workers worker processes with the
-// configuration an in-process worker k would get (workerConfig), written
-// as YAML and passed with --config, and waits until every one of them is
-// pulling from the phase's consumer.
+// workerProcConfig is the --config file of worker process k: the
+// configuration an in-process worker k gets (workerConfig), logging at
+// warn (the log is a file: it keeps what explains a failure).
+func workerProcConfig(e *env, cfg Config, k int, keyPrefix string, sc streams.Config) (config.Worker, []byte, error) {
+	wc := workerConfig(e, cfg, k, keyPrefix, sc)
+	wc.LogLevel = "warn"
+	b, err := yaml.Marshal(wc)
+	return wc, b, err
+}
+
+// startWorkerProcs starts cfg.Workers worker processes, each with its
+// workerProcConfig passed with --config, and waits until every one of them
+// is pulling from the phase's consumer. On an error every process is
+// stopped and the directory with their logs is kept (the error names it).
 func startWorkerProcs(ctx context.Context, e *env, cfg Config, name, keyPrefix string, sc streams.Config) (_ *workerProcs, err error) {
 	dir, err := os.MkdirTemp("", "agentfleet-loadgen-"+name+"-")
 	if err != nil {
@@ -70,23 +85,23 @@ func startWorkerProcs(ctx context.Context, e *env, cfg Config, name, keyPrefix s
 	f := &workerProcs{dir: dir}
 	defer func() {
 		if err != nil {
-			_ = f.stop() // the start's error says what went wrong
+			f.terminate()
 		}
 	}()
 	for k := range cfg.Workers {
-		wc := workerConfig(e, cfg, k, keyPrefix, sc)
-		wc.LogLevel = "warn" // a process's log is a file: keep what explains a failure
-		b, err := yaml.Marshal(wc)
+		wc, b, err := workerProcConfig(e, cfg, k, keyPrefix, sc)
 		if err != nil {
 			return nil, fmt.Errorf("loadgen: worker %d config: %w", k, err)
 		}
+		// A worker drains for DrainTimeout, then closes its connections.
+		f.grace = max(f.grace, wc.Worker.DrainTimeout+15*time.Second)
 		path := filepath.Join(dir, "worker-"+strconv.Itoa(k)+".yaml")
 		if err := os.WriteFile(path, b, 0o600); err != nil {
 			return nil, fmt.Errorf("loadgen: worker %d config: %w", k, err)
 		}
 		p, err := f.set.Start(dir, "worker-"+strconv.Itoa(k), cfg.workerBin, []string{"--config", path}, childproc.Env(cfg.WorkerEnv...))
 		if err != nil {
-			return nil, fmt.Errorf("loadgen: %w", err)
+			return nil, fmt.Errorf("loadgen: %w (logs in %s)", err, dir)
 		}
 		f.procs = append(f.procs, p)
 	}
@@ -98,28 +113,37 @@ func startWorkerProcs(ctx context.Context, e *env, cfg Config, name, keyPrefix s
 
 // waitPulling waits until the phase's consumer has a pull request waiting
 // from every worker process (each worker fetches for its free slots), a
-// process exits, or workerReadyTimeout passes.
+// process exits, ctx ends or workerReadyTimeout passes.
 func (f *workerProcs) waitPulling(ctx context.Context, e *env, sc streams.Config) error {
 	wctx, cancel := context.WithTimeout(ctx, workerReadyTimeout)
 	defer cancel()
-	cons, err := e.js.Consumer(wctx, sc.RequestsStream, sc.WorkerConsumer)
-	if err != nil {
-		return fmt.Errorf("loadgen: worker consumer: %w", err)
-	}
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
+	var lastErr error
 	for {
-		for _, p := range f.procs {
-			if p.Exited() {
-				return fmt.Errorf("loadgen: %s exited while starting (%v): %s", p.Name, p.Err(), logTail(p.LogPath, 2000))
+		if err := f.failed(); err != nil {
+			return err
+		}
+		cons, err := e.js.Consumer(wctx, sc.RequestsStream, sc.WorkerConsumer)
+		if err == nil {
+			var info *jetstream.ConsumerInfo
+			if info, err = cons.Info(wctx); err == nil && info.NumWaiting >= len(f.procs) {
+				return nil
 			}
 		}
-		if info, err := cons.Info(wctx); err == nil && info.NumWaiting >= len(f.procs) {
-			return nil
+		if err != nil {
+			lastErr = err
 		}
 		select {
 		case <-wctx.Done():
-			return fmt.Errorf("loadgen: worker processes not pulling after %v (logs in %s): %w", workerReadyTimeout, f.dir, wctx.Err())
+			if ctx.Err() != nil {
+				return fmt.Errorf("loadgen: waiting for the worker processes: %w", ctx.Err())
+			}
+			msg := fmt.Sprintf("loadgen: worker processes not all pulling from %s after %v (logs in %s)", sc.WorkerConsumer, workerReadyTimeout, f.dir)
+			if lastErr != nil {
+				msg += "; last consumer read: " + lastErr.Error()
+			}
+			return errors.New(msg + ": " + f.tails(500))
 		case <-tick.C:
 		}
 	}
@@ -134,42 +158,79 @@ func (f *workerProcs) pids() []int {
 	return out
 }
 
+// cpu is the processes' user + system time so far: /proc while one runs,
+// its exit state once it has exited (so an exit mid-phase neither makes
+// the phase's figure negative nor reads a reused pid).
+func (f *workerProcs) cpu() time.Duration {
+	var d time.Duration
+	for _, p := range f.procs {
+		if st := p.State(); st != nil {
+			d += st.UserTime() + st.SystemTime()
+			continue
+		}
+		d += procCPU(p.PID())
+	}
+	return d
+}
+
 // peakRSS is the sum of the processes' peak resident sets (VmHWM; read
-// while they run).
+// while they run: an exited process counts 0).
 func (f *workerProcs) peakRSS() int64 {
 	var sum int64
 	for _, p := range f.procs {
-		sum += pidStatus(strconv.Itoa(p.PID()), "VmHWM")
+		if !p.Exited() {
+			sum += pidStatus(strconv.Itoa(p.PID()), "VmHWM")
+		}
 	}
 	return sum
 }
 
-// failed reports a process that exited during the phase.
+// failed reports a process that has exited (workers run until SIGTERM).
 func (f *workerProcs) failed() error {
 	for _, p := range f.procs {
 		if p.Exited() {
-			return fmt.Errorf("loadgen: %s exited during the phase (%v): %s", p.Name, p.Err(), logTail(p.LogPath, 2000))
+			return fmt.Errorf("loadgen: %s exited (%v; logs in %s): %s", p.Name, p.Err(), f.dir, logTail(p.LogPath, 2000))
 		}
 	}
 	return nil
 }
 
-// stop sends every process SIGTERM (a worker drains, then exits 0), waits
-// up to 30 s for each, and reports one that did not exit cleanly. The
-// directory is removed when every process exited cleanly.
+// terminate sends every running process SIGTERM at once (a worker drains,
+// then exits 0) and waits for all of them, SIGKILLing one still running
+// after the grace.
+func (f *workerProcs) terminate() {
+	var wg sync.WaitGroup
+	for _, p := range f.procs {
+		wg.Go(func() { p.Stop(syscall.SIGTERM, f.grace) })
+	}
+	wg.Wait()
+	f.set.KillAll()
+}
+
+// stop terminates the processes and reports one that did not exit
+// cleanly, keeping the directory with the logs; when all did, the
+// directory is removed.
 func (f *workerProcs) stop() error {
+	f.terminate()
 	var errs []string
 	for _, p := range f.procs {
-		p.Stop(syscall.SIGTERM, 30*time.Second)
 		if err := p.Err(); err != nil {
 			errs = append(errs, fmt.Sprintf("%s: %v: %s", p.Name, err, logTail(p.LogPath, 1000)))
 		}
 	}
-	f.set.KillAll()
 	if len(errs) > 0 {
 		return fmt.Errorf("loadgen: worker processes did not stop cleanly (logs in %s): %s", f.dir, strings.Join(errs, "; "))
 	}
 	return os.RemoveAll(f.dir)
+}
+
+// tails is the last n bytes of every process's log.
+func (f *workerProcs) tails(n int) string {
+	var parts []string
+	for _, p := range f.procs {
+		parts = append(parts, p.Name+": "+logTail(p.LogPath, n))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // logTail is the last n bytes of a log file, on one line.

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/agentfleet/agentfleet/internal/config"
+	"github.com/agentfleet/agentfleet/internal/natstest"
+	"github.com/agentfleet/agentfleet/internal/redistest"
 	"github.com/agentfleet/agentfleet/internal/testmain"
 )
 
@@ -77,10 +77,13 @@ func TestFrameworkAsProcesses(t *testing.T) {
 func TestWorkerConfigSurvivesYAML(t *testing.T) {
 	e := &env{run: "abcd1234", natsURL: "nats://127.0.0.1:4222", redisURL: "redis://127.0.0.1:6379/0"}
 	cfg := Config{Concurrency: 7, Latency: 5 * time.Millisecond}.WithDefaults()
-	want := workerConfig(e, cfg, 1, "lg-abcd1234-framework:", e.topology("framework", cfg.Concurrency))
-	b, err := yaml.Marshal(want)
+	want, b, err := workerProcConfig(e, cfg, 1, "lg-abcd1234-framework:", e.topology("framework", cfg.Concurrency))
 	if err != nil {
 		t.Fatal(err)
+	}
+	inproc := workerConfig(e, cfg, 1, "lg-abcd1234-framework:", e.topology("framework", cfg.Concurrency))
+	if inproc.LogLevel = want.LogLevel; !reflect.DeepEqual(want, inproc) {
+		t.Fatalf("a worker process's configuration differs from an in-process worker's beyond the log level:\n%+v\n%+v", want, inproc)
 	}
 	path := filepath.Join(t.TempDir(), "worker.yaml")
 	if err := os.WriteFile(path, b, 0o600); err != nil {
@@ -92,6 +95,52 @@ func TestWorkerConfigSurvivesYAML(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("the worker process would read\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// TestWorkerProcessThatExitsAtStart: a worker program that exits at once
+// fails the run with its exit in the error, quickly, and leaves no child.
+func TestWorkerProcessThatExitsAtStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an embedded NATS server")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := time.Now()
+	_, err := Run(ctx, Config{Embedded: true, N: 5, Workers: 2, Concurrency: 2, Timeout: time.Minute, SkipBaselines: true,
+		Processes: true, WorkerBin: "/bin/false"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "exited") || !strings.Contains(err.Error(), "logs in") {
+		t.Fatalf("Run with a worker that exits at start: %v, want an error naming the exit and the logs", err)
+	}
+	if d := time.Since(start); d > workerReadyTimeout/2 {
+		t.Fatalf("the failure took %v: it waited for readiness instead of noticing the exit", d)
+	}
+}
+
+// TestFrameworkAsProcessesOnRedis is TestFrameworkAsProcesses on the Redis
+// stores (the refunds are read back from Redis, under the run's own key
+// prefix) with an embedded nats-server as the external NATS.
+func TestFrameworkAsProcessesOnRedis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a NATS server and two worker processes")
+	}
+	redistest.Client(t) // Redis must answer, as for every Redis test
+	srv := natstest.RunServer(t)
+	bin, err := testmain.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var table strings.Builder
+	rep, err := Run(ctx, Config{NATSURL: srv.ClientURL(), RedisURL: redistest.URL(), N: 20, Workers: 2, Concurrency: 4, Timeout: time.Minute,
+		SkipBaselines: true, Processes: true, WorkerBin: bin, WorkerEnv: []string{testmain.Env(testmain.Worker)}}, &table, io.Discard)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, table.String())
+	}
+	fw := rep.phase("framework")
+	if fw == nil || fw.Completed != 20 || fw.Refunds != 20 || fw.DuplicateRefunds != 0 || len(fw.WorkerPIDs) != 2 || rep.Stores != "redis" {
+		t.Fatalf("framework phase %+v on stores %q, want 20 completed and refunded once by 2 worker processes on redis\n%s", fw, rep.Stores, table.String())
 	}
 }
 
