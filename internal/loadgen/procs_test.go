@@ -33,25 +33,13 @@ func TestFrameworkAsProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an embedded NATS server and two worker processes")
 	}
-	bin, err := testmain.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	var table strings.Builder
-	rep, err := Run(ctx, Config{Embedded: true, N: 20, Workers: 2, Concurrency: 4, Timeout: time.Minute, SkipBaselines: true,
-		Processes: true, WorkerBin: bin, WorkerEnv: []string{testmain.Env(testmain.Worker)}}, &table, io.Discard)
-	if err != nil {
-		t.Fatalf("Run: %v\n%s", err, table.String())
-	}
-	t.Log("\n" + table.String())
+	rep, table := runAsProcesses(t, Config{Embedded: true})
 	fw := rep.phase("framework")
 	if fw == nil {
-		t.Fatalf("no framework phase:\n%s", table.String())
+		t.Fatalf("no framework phase:\n%s", table)
 	}
 	if fw.Completed != 20 || fw.Lost != 0 || fw.Refunds != 20 || fw.DuplicateRefunds != 0 {
-		t.Fatalf("completed %d lost %d refunds %d dup %d, want 20 0 20 0\n%s", fw.Completed, fw.Lost, fw.Refunds, fw.DuplicateRefunds, table.String())
+		t.Fatalf("completed %d lost %d refunds %d dup %d, want 20 0 20 0\n%s", fw.Completed, fw.Lost, fw.Refunds, fw.DuplicateRefunds, table)
 	}
 	if len(fw.WorkerPIDs) != 2 || fw.WorkerPIDs[0] == fw.WorkerPIDs[1] || slices.Contains(fw.WorkerPIDs, os.Getpid()) {
 		t.Fatalf("worker pids %v, want two children of this process", fw.WorkerPIDs)
@@ -62,14 +50,36 @@ func TestFrameworkAsProcesses(t *testing.T) {
 	if fw.AllocsPerInvocation != 0 || !strings.Contains(fw.RSSSource, "worker process") || !rep.Processes {
 		t.Fatalf("allocs %.0f, RSS %q, report processes %v: the phase is reported as in-process", fw.AllocsPerInvocation, fw.RSSSource, rep.Processes)
 	}
-	if !strings.Contains(table.String(), "(framework: processes)") || !strings.Contains(table.String(), "(workers ") {
-		t.Fatalf("the table does not say the workers were processes:\n%s", table.String())
+	if !strings.Contains(table, "(framework: processes)") || !strings.Contains(table, "(workers ") {
+		t.Fatalf("the table does not say the workers were processes:\n%s", table)
 	}
 	for _, pid := range fw.WorkerPIDs {
 		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 			t.Fatalf("worker process %d still exists after Run (kill 0: %v)", pid, err)
 		}
 	}
+}
+
+// runAsProcesses runs the framework phase only, 20 invocations on two
+// worker processes (this test binary as cmd/worker) of concurrency 4, on
+// the servers cfg names, and returns the report and the printed table.
+func runAsProcesses(t *testing.T, cfg Config) (*Report, string) {
+	t.Helper()
+	bin, err := testmain.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cfg.N, cfg.Workers, cfg.Concurrency, cfg.Timeout, cfg.SkipBaselines = 20, 2, 4, time.Minute, true
+	cfg.Processes, cfg.WorkerBin, cfg.WorkerEnv = true, bin, []string{testmain.Env(testmain.Worker)}
+	var table strings.Builder
+	rep, err := Run(ctx, cfg, &table, io.Discard)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, table.String())
+	}
+	t.Log("\n" + table.String())
+	return rep, table.String()
 }
 
 // TestWorkerConfigSurvivesYAML: what a worker process reads from its
@@ -126,21 +136,10 @@ func TestFrameworkAsProcessesOnRedis(t *testing.T) {
 	}
 	redistest.Client(t) // Redis must answer, as for every Redis test
 	srv := natstest.RunServer(t)
-	bin, err := testmain.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	var table strings.Builder
-	rep, err := Run(ctx, Config{NATSURL: srv.ClientURL(), RedisURL: redistest.URL(), N: 20, Workers: 2, Concurrency: 4, Timeout: time.Minute,
-		SkipBaselines: true, Processes: true, WorkerBin: bin, WorkerEnv: []string{testmain.Env(testmain.Worker)}}, &table, io.Discard)
-	if err != nil {
-		t.Fatalf("Run: %v\n%s", err, table.String())
-	}
+	rep, table := runAsProcesses(t, Config{NATSURL: srv.ClientURL(), RedisURL: redistest.URL()})
 	fw := rep.phase("framework")
 	if fw == nil || fw.Completed != 20 || fw.Refunds != 20 || fw.DuplicateRefunds != 0 || len(fw.WorkerPIDs) != 2 || rep.Stores != "redis" {
-		t.Fatalf("framework phase %+v on stores %q, want 20 completed and refunded once by 2 worker processes on redis\n%s", fw, rep.Stores, table.String())
+		t.Fatalf("framework phase %+v on stores %q, want 20 completed and refunded once by 2 worker processes on redis\n%s", fw, rep.Stores, table)
 	}
 }
 
