@@ -25,6 +25,7 @@ bench: ## Load benchmark (SIMULATED provider) vs bare JetStream and a minimal co
 	$(GO) run ./cmd/loadgen --n 3000 --workers 2 --concurrency 16 --rounds 5 --out bench.json
 	$(GO) run ./cmd/loadgen --latency 200ms --inflight 4000 --out bench-inflight.json
 	$(GO) run ./cmd/loadgen --processes --n 3000 --workers 2 --concurrency 16 --rounds 3 --out bench-processes.json
+	$(GO) run ./cmd/loadgen --processes --latency 200ms --inflight 4000 --out bench-inflight-process.json
 	$(MAKE) bench-go
 
 bench-go: ## Go benchmarks only (idempotency claim vs SET NX, replay vs bare publish, session appends)

@@ -7,6 +7,7 @@
 //	go run ./cmd/loadgen --n 2000 --workers 2 --out bench.json        # NATS + Redis on localhost
 //	go run ./cmd/loadgen --embedded --n 500                           # no services needed
 //	go run ./cmd/loadgen --processes --workers 3 --n 3000             # the workers as processes
+//	go run ./cmd/loadgen --processes --latency 200ms --inflight 4000  # one worker process, its own RSS
 //	go run ./cmd/loadgen --latency 200ms --inflight 4000 --out inflight.json
 //	go run ./cmd/loadgen --cpuprofile cpu.out --memprofile mem.out    # pprof of the framework phase
 //

@@ -64,8 +64,9 @@ type Config struct {
 	// processes, each with the configuration an in-process worker would
 	// get (written as YAML, passed with --config); the baselines stay in
 	// this process. Their CPU and peak RSS are added to the phase's; their
-	// heap allocations are not counted. Not with Inflight (that mode reads
-	// the in-process worker's in-flight gauge).
+	// heap allocations are not counted. With Inflight the one worker is a
+	// process: its in-flight gauge is read from its /metrics, and the RSS
+	// goal is its own peak, without the load generator's.
 	Processes bool
 	// WorkerBin is the worker program for Processes (default: ./cmd/worker
 	// of ModuleDir, built into a temporary directory with the go command).
@@ -129,9 +130,6 @@ func (c Config) Validate() error {
 	}
 	if c.Latency < 0 || c.Timeout <= 0 {
 		errs = append(errs, errors.New("loadgen: latency must not be negative and timeout must be positive"))
-	}
-	if c.Processes && c.Inflight > 0 {
-		errs = append(errs, errors.New("loadgen: --processes is for the throughput mode; --inflight runs one worker in process"))
 	}
 	if c.Inflight > 0 && c.Latency <= 0 {
 		errs = append(errs, fmt.Errorf("loadgen: --inflight %d needs a model --latency (the Little's-law bound is inflight / (3 × latency))", c.Inflight))

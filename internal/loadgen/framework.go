@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agentfleet/agentfleet/internal/app"
@@ -123,7 +124,14 @@ func runFramework(ctx context.Context, e *env, cfg Config, logOut io.Writer, nam
 	if cfg.Inflight > 0 {
 		// Gathering a registry reads /proc and costs CPU: only where the
 		// worker-side figure is a goal.
-		inflight = sampleInFlight(ctx, running)
+		var gs []gatherer
+		for _, r := range running {
+			gs = append(gs, r.Registry.Gather)
+		}
+		if fleet != nil {
+			gs = fleet.gatherers()
+		}
+		inflight = sampleInFlight(ctx, gs)
 	}
 	var memErr error
 	err = load{n: cfg.N, window: cfg.Window, timeout: cfg.Timeout, idPrefix: idPrefix,
@@ -132,7 +140,8 @@ func runFramework(ctx context.Context, e *env, cfg Config, logOut io.Writer, nam
 	p.PeakRSSBytes, p.RSSSource = rss.finish()
 	cpu.finish(ctx, p)
 	if fleet != nil {
-		p.PeakRSSBytes += fleet.peakRSS()
+		p.WorkerPeakRSSBytes = fleet.peakRSS()
+		p.PeakRSSBytes += p.WorkerPeakRSSBytes
 		p.RSSSource += " + each worker process's VmHWM, summed"
 		err = errors.Join(err, fleet.failed()) // a worker that died explains lost invocations
 	}
@@ -208,19 +217,25 @@ func orderReset(e *env, prefix string) func(ctx context.Context, orderID string)
 	}
 }
 
-// sampleInFlight watches the workers' in-flight gauge (every 250 ms); the returned func
-// stops and returns the highest sum seen.
-func sampleInFlight(ctx context.Context, running []*app.Running) func() int {
+// gatherer reads one worker's metrics: its registry in process, its
+// /metrics endpoint as a process.
+type gatherer func() ([]*dto.MetricFamily, error)
+
+// sampleInFlight watches the workers' in-flight gauge (every 250 ms); the
+// returned func stops and returns the highest sum seen.
+func sampleInFlight(ctx context.Context, workers []gatherer) func() int {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var peak float64
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
 		for {
 			sum := 0.0
-			for _, r := range running {
-				mfs, err := r.Registry.Gather()
+			for _, gather := range workers {
+				mfs, err := gather()
 				if err != nil {
 					continue
 				}
@@ -238,7 +253,7 @@ func sampleInFlight(ctx context.Context, running []*app.Running) func() int {
 				return
 			case <-stop:
 				return
-			case <-time.After(250 * time.Millisecond):
+			case <-t.C:
 			}
 		}
 	}()

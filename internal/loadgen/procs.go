@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +17,9 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"gopkg.in/yaml.v3"
 
 	"github.com/agentfleet/agentfleet/internal/childproc"
@@ -57,18 +62,20 @@ func workerBinary(ctx context.Context, cfg Config, dir string, say io.Writer) (s
 
 // workerProcs is a framework phase's fleet as processes.
 type workerProcs struct {
-	set   childproc.Set
-	procs []*childproc.Proc
-	dir   string        // configurations and logs
-	grace time.Duration // how long a worker may take to stop on SIGTERM
+	set     childproc.Set
+	procs   []*childproc.Proc
+	dir     string        // configurations and logs
+	grace   time.Duration // how long a worker may take to stop on SIGTERM
+	metrics []string      // each process's /metrics URL (in-flight mode), else empty
 }
 
 // workerProcConfig is the --config file of worker process k: the
 // configuration an in-process worker k gets (workerConfig), logging at
-// warn (the log is a file: it keeps what explains a failure).
-func workerProcConfig(e *env, cfg Config, k int, keyPrefix string, sc streams.Config) (config.Worker, []byte, error) {
+// warn (the log is a file: it keeps what explains a failure) and serving
+// /metrics on metricsAddr ("" for none).
+func workerProcConfig(e *env, cfg Config, k int, keyPrefix string, sc streams.Config, metricsAddr string) (config.Worker, []byte, error) {
 	wc := workerConfig(e, cfg, k, keyPrefix, sc)
-	wc.LogLevel = "warn"
+	wc.LogLevel, wc.MetricsAddr = "warn", metricsAddr
 	b, err := yaml.Marshal(wc)
 	return wc, b, err
 }
@@ -89,7 +96,15 @@ func startWorkerProcs(ctx context.Context, e *env, cfg Config, name, keyPrefix s
 		}
 	}()
 	for k := range cfg.Workers {
-		wc, b, err := workerProcConfig(e, cfg, k, keyPrefix, sc)
+		addr := ""
+		if cfg.Inflight > 0 {
+			// The in-flight gauge is read from the process's /metrics.
+			if addr, err = freeAddr(); err != nil {
+				return nil, err
+			}
+			f.metrics = append(f.metrics, "http://"+addr+"/metrics")
+		}
+		wc, b, err := workerProcConfig(e, cfg, k, keyPrefix, sc, addr)
 		if err != nil {
 			return nil, fmt.Errorf("loadgen: worker %d config: %w", k, err)
 		}
@@ -147,6 +162,49 @@ func (f *workerProcs) waitPulling(ctx context.Context, e *env, sc streams.Config
 		case <-tick.C:
 		}
 	}
+}
+
+// freeAddr is a 127.0.0.1 address with a port free right now (the worker
+// binds it a moment later; a collision fails its start, which says so).
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("loadgen: free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// gatherers read each process's /metrics (in-flight mode).
+func (f *workerProcs) gatherers() []gatherer {
+	client := &http.Client{Timeout: 2 * time.Second}
+	var out []gatherer
+	for _, url := range f.metrics {
+		out = append(out, func() ([]*dto.MetricFamily, error) { return scrape(client, url) })
+	}
+	return out
+}
+
+// scrape reads a Prometheus text exposition from url.
+func scrape(client *http.Client, url string) ([]*dto.MetricFamily, error) {
+	resp, err := client.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("loadgen: %s: %s", url, resp.Status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	byName, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("loadgen: %s: %w", url, err)
+	}
+	out := make([]*dto.MetricFamily, 0, len(byName))
+	for _, mf := range byName {
+		out = append(out, mf)
+	}
+	return out, nil
 }
 
 // pids are the processes' ids.

@@ -87,13 +87,16 @@ func runAsProcesses(t *testing.T, cfg Config) (*Report, string) {
 func TestWorkerConfigSurvivesYAML(t *testing.T) {
 	e := &env{run: "abcd1234", natsURL: "nats://127.0.0.1:4222", redisURL: "redis://127.0.0.1:6379/0"}
 	cfg := Config{Concurrency: 7, Latency: 5 * time.Millisecond}.WithDefaults()
-	want, b, err := workerProcConfig(e, cfg, 1, "lg-abcd1234-framework:", e.topology("framework", cfg.Concurrency))
+	want, b, err := workerProcConfig(e, cfg, 1, "lg-abcd1234-framework:", e.topology("framework", cfg.Concurrency), "127.0.0.1:9999")
 	if err != nil {
 		t.Fatal(err)
 	}
 	inproc := workerConfig(e, cfg, 1, "lg-abcd1234-framework:", e.topology("framework", cfg.Concurrency))
-	if inproc.LogLevel = want.LogLevel; !reflect.DeepEqual(want, inproc) {
-		t.Fatalf("a worker process's configuration differs from an in-process worker's beyond the log level:\n%+v\n%+v", want, inproc)
+	if want.MetricsAddr != "127.0.0.1:9999" {
+		t.Fatalf("metrics address %q, want the one given", want.MetricsAddr)
+	}
+	if inproc.LogLevel, inproc.MetricsAddr = want.LogLevel, want.MetricsAddr; !reflect.DeepEqual(want, inproc) {
+		t.Fatalf("a worker process's configuration differs from an in-process worker's beyond the log level and metrics address:\n%+v\n%+v", want, inproc)
 	}
 	path := filepath.Join(t.TempDir(), "worker.yaml")
 	if err := os.WriteFile(path, b, 0o600); err != nil {
@@ -143,9 +146,38 @@ func TestFrameworkAsProcessesOnRedis(t *testing.T) {
 	}
 }
 
-func TestProcessesRefusesTheInflightMode(t *testing.T) {
-	err := Config{Processes: true, Inflight: 100, Latency: time.Millisecond}.WithDefaults().Validate()
-	if err == nil || !strings.Contains(err.Error(), "--processes") {
-		t.Fatalf("Validate: %v, want the --processes/--inflight refusal", err)
+// TestInflightWithAWorkerProcess: in the in-flight mode the one worker can
+// be a process; its in-flight gauge comes from its /metrics and the RSS
+// goal is judged on its own peak.
+func TestInflightWithAWorkerProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an embedded NATS server and a worker process")
+	}
+	bin, err := testmain.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var table strings.Builder
+	// 20 in flight, 3 model calls of 100 ms each: four waves of about
+	// 300 ms, so the 250 ms sampling sees a full wave.
+	rep, err := Run(ctx, Config{Embedded: true, Inflight: 20, Latency: 100 * time.Millisecond, Timeout: time.Minute, SkipBaselines: true,
+		Processes: true, WorkerBin: bin, WorkerEnv: []string{testmain.Env(testmain.Worker)}}, &table, io.Discard)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, table.String())
+	}
+	fw := rep.phase("framework")
+	if fw == nil || fw.Completed != 80 || len(fw.WorkerPIDs) != 1 {
+		t.Fatalf("framework phase %+v, want 80 completed by one worker process\n%s", fw, table.String())
+	}
+	if fw.WorkerMaxInFlight < 10 || fw.WorkerMaxInFlight > 20 {
+		t.Fatalf("the worker process's in-flight gauge peaked at %d, want 10..20 (read from its /metrics)\n%s", fw.WorkerMaxInFlight, table.String())
+	}
+	if fw.WorkerPeakRSSBytes <= 0 || fw.WorkerPeakRSSBytes >= fw.PeakRSSBytes {
+		t.Fatalf("worker RSS %d of %d: the worker process's own peak is not measured", fw.WorkerPeakRSSBytes, fw.PeakRSSBytes)
+	}
+	if _, ok := rep.Goals["<= 1 GiB RSS"]; !ok {
+		t.Fatalf("no RSS goal in %v", rep.Goals)
 	}
 }

@@ -38,8 +38,11 @@ type Phase struct {
 	// (VmHWM after a reset, else the highest VmRSS sampled); it includes
 	// the load generator and, when embedded, the NATS server. With worker
 	// processes each one's VmHWM is added (a sum of peaks).
-	PeakRSSBytes int64  `json:"peak_rss_bytes"`
-	RSSSource    string `json:"rss_source"` // RSSSource says how PeakRSSBytes was measured.
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// WorkerPeakRSSBytes is the worker processes' part of PeakRSSBytes
+	// (--processes; 0 in process).
+	WorkerPeakRSSBytes int64  `json:"worker_processes_peak_rss_bytes,omitempty"`
+	RSSSource          string `json:"rss_source"` // RSSSource says how PeakRSSBytes was measured.
 	// MaxInFlight is the most invocations submitted and not yet finished
 	// at once (client side).
 	MaxInFlight int `json:"max_in_flight"`
