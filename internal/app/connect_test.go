@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,5 +97,19 @@ func TestConnectRedisDoesNotRepeatAWriteWhoseReplyWasLost(t *testing.T) {
 	defer withRetries.Close()
 	if withRetries.Options().MaxRetries != 2 {
 		t.Fatalf("an explicit max_retries=2 became %d", withRetries.Options().MaxRetries)
+	}
+}
+
+// A URL with a typo must not print its password: url.Parse quotes the whole
+// URL in its error.
+func TestConnectErrorsRedactAnUnparseableURL(t *testing.T) {
+	ctx := context.Background()
+	_, err := app.ConnectRedis(ctx, config.Redis{URL: "redis://:s3cr%et@127.0.0.1:6379/0"})
+	if err == nil || strings.Contains(err.Error(), "s3cr") {
+		t.Fatalf("ConnectRedis: %v, want an error without the password", err)
+	}
+	_, err = app.ConnectNATS(config.NATS{URL: "nats://user:s3cret@127.0.0.1:42x2"}, "test", zerolog.Nop())
+	if err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("ConnectNATS: %v, want an error without the password", err)
 	}
 }

@@ -1,7 +1,10 @@
 package config_test
 
 import (
+	"errors"
+	"fmt"
 	"io"
+	"net/url"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -121,5 +124,39 @@ func TestWorkerFileRetentionMustOutliveDLQ(t *testing.T) {
 	writeFile(t, p, "nats:\n  url: nats://x\nstreams:\n  dlq_max_age: 720h\nidempotency:\n  retention: 744h\n")
 	if _, err := config.LoadWorker([]string{"--config", p}, noEnv, io.Discard); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"redis://:s3cret@127.0.0.1:6379/0", "redis://:REDACTED@127.0.0.1:6379/0"},
+		{"nats://user:s3cret@127.0.0.1:4222", "nats://user:REDACTED@127.0.0.1:4222"},
+		{"nats://user@127.0.0.1:4222", "nats://user@127.0.0.1:4222"}, // a token or user alone: no password to hide
+		{"nats://127.0.0.1:4222", "nats://127.0.0.1:4222"},
+		// Unparseable: the whole user info goes.
+		{"redis://:s3cr%et@127.0.0.1:6379/0", "redis://REDACTED@127.0.0.1:6379/0"},
+		{"nats://user:s3cret@127.0.0.1:42x2", "nats://REDACTED@127.0.0.1:42x2"},
+		{"nats://a:p1@h1:4222,nats://b:p2@h2:42x2", "nats://a:REDACTED@h1:4222,nats://REDACTED@h2:42x2"},
+		{"not a url %zz", "not a url %zz"},
+	} {
+		if got := config.RedactURL(tc.in); got != tc.want {
+			t.Errorf("RedactURL(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestRedactURLError(t *testing.T) {
+	_, perr := url.Parse("redis://:s3cr%et@127.0.0.1:6379/0")
+	err := config.RedactURLError(fmt.Errorf("redis: url: %w", perr))
+	if strings.Contains(err.Error(), "s3cr") {
+		t.Fatalf("the password is still in %q", err)
+	}
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		t.Fatalf("errors.As no longer finds the *url.Error in %v", err)
+	}
+	plain := errors.New("dial tcp: connection refused")
+	if config.RedactURLError(plain) != plain {
+		t.Fatal("an error without a URL was rewritten")
 	}
 }

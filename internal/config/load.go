@@ -128,10 +128,31 @@ func setValue(v reflect.Value, s string) error {
 	return nil
 }
 
-// RedactURL removes a password from a URL's user info.
+// RedactURL removes a password from a URL's user info, for logs and
+// errors. A comma-separated list (NATS seed servers) is redacted server by
+// server. A URL that does not parse (a typo in the port, a '%' in the
+// password) loses its whole user info instead: what cannot be parsed cannot
+// be told apart, and a password must not reach a log because of a typo.
 func RedactURL(s string) string {
+	if strings.Contains(s, ",") {
+		parts := strings.Split(s, ",")
+		for i, p := range parts {
+			parts[i] = RedactURL(p)
+		}
+		return strings.Join(parts, ",")
+	}
 	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
+	if err != nil {
+		rest, scheme := s, ""
+		if i := strings.Index(s, "://"); i >= 0 {
+			scheme, rest = s[:i+3], s[i+3:]
+		}
+		if at := strings.LastIndex(rest, "@"); at >= 0 {
+			return scheme + "REDACTED@" + rest[at+1:]
+		}
+		return s
+	}
+	if u.User == nil {
 		return s
 	}
 	if _, ok := u.User.Password(); ok {
@@ -139,3 +160,24 @@ func RedactURL(s string) string {
 	}
 	return u.String()
 }
+
+// RedactURLError returns err with the URL of every *url.Error in it
+// redacted (RedactURL): url.Parse quotes the whole URL, password included,
+// in its error.
+func RedactURLError(err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err
+	}
+	return &redactedError{msg: strings.ReplaceAll(err.Error(), ue.URL, RedactURL(ue.URL)), err: err}
+}
+
+// redactedError is an error whose text had a URL redacted; errors.Is and
+// errors.As still see the original.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }

@@ -188,10 +188,16 @@ func (r *Reader) Delete(ctx context.Context, seq uint64) error {
 // DeleteBelow removes every entry stored on subject (a literal subject, no
 // wildcards) with a stream sequence below seq, in one request. The caller
 // must know that all of them may go: the replayer uses it for a run of
-// entries it walked and handled without a gap.
+// entries it walked and handled without a gap. Below 1 or 2 there is
+// nothing (sequences start at 1), so it sends nothing: a purge with
+// sequence 0 means "the whole subject" to the server, and NATS 2.9 also
+// purges the whole subject for sequence 1.
 func (r *Reader) DeleteBelow(ctx context.Context, subject string, seq uint64) error {
 	if subject == "" || strings.ContainsAny(subject, "*>") {
 		return fmt.Errorf("dlq: delete below seq %d: %q is not a literal subject", seq, subject)
+	}
+	if seq <= 1 {
+		return nil
 	}
 	s, err := r.getStream(ctx)
 	if err != nil {

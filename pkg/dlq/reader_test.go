@@ -229,6 +229,17 @@ func TestDeleteBelow(t *testing.T) {
 			if err := r.DeleteBelow(ctx, tg.Cfg.DLQPrefix+".SERVER.*", fx.seqs["a5"]); err == nil {
 				t.Fatal("DeleteBelow accepted a wildcard subject")
 			}
+			// Nothing is below sequence 0 or 1: both leave the subject whole
+			// (the server reads 0 as "all", and 2.9 reads 1 so too).
+			all := list(ctx, t, r, dlq.Filter{})
+			for _, seq := range []uint64{0, 1} {
+				if err := r.DeleteBelow(ctx, tg.Cfg.DLQSubject("SERVER", "support"), seq); err != nil {
+					t.Fatal(err)
+				}
+				if got := list(ctx, t, r, dlq.Filter{}); !slices.Equal(got.ids, all.ids) || len(got.bad) != len(all.bad) {
+					t.Fatalf("DeleteBelow(%d) left %v (+%d bad), want all of %v (+%d bad)", seq, got.ids, len(got.bad), all.ids, len(all.bad))
+				}
+			}
 			if err := r.DeleteBelow(ctx, tg.Cfg.DLQSubject("SERVER", "support"), fx.seqs["a5"]); err != nil {
 				t.Fatal(err)
 			}

@@ -1,5 +1,7 @@
 package model
 
+import "strings"
+
 // Roles used in Content.Role. Function responses travel with RoleUser, as the
 // Gemini API expects.
 const (
@@ -46,13 +48,13 @@ func (c *Content) Text() string {
 	if c == nil {
 		return ""
 	}
-	var s string
+	var b strings.Builder // not s += p.Text: quadratic in the number of parts
 	for _, p := range c.Parts {
 		if p != nil {
-			s += p.Text
+			b.WriteString(p.Text)
 		}
 	}
-	return s
+	return b.String()
 }
 
 // FunctionCalls returns the function calls in c, in order.
