@@ -74,12 +74,8 @@ func TestKillAll(t *testing.T) {
 		}
 		ps = append(ps, p)
 	}
-	start := time.Now()
 	s.KillAll()
-	if d := time.Since(start); d > 30*time.Second {
-		t.Fatalf("KillAll took %v: the children ran to their end instead of being killed", d)
-	}
-	for _, p := range ps {
+	for _, p := range ps { // a child KillAll missed would end its sleep with status 0
 		ws, ok := p.State().Sys().(syscall.WaitStatus)
 		if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 			t.Fatalf("%s ended with %v, want SIGKILL", p.Name, p.State())

@@ -112,21 +112,19 @@ func TestWorkerConfigSurvivesYAML(t *testing.T) {
 }
 
 // TestWorkerProcessThatExitsAtStart: a worker program that exits at once
-// fails the run with its exit in the error, quickly, and leaves no child.
+// fails the run with its exit in the error, without waiting out the
+// readiness timeout (the run's context ends before it: waiting would
+// report the context, not the exit).
 func TestWorkerProcessThatExitsAtStart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an embedded NATS server")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), workerReadyTimeout/2)
 	defer cancel()
-	start := time.Now()
 	_, err := Run(ctx, Config{Embedded: true, N: 5, Workers: 2, Concurrency: 2, Timeout: time.Minute, SkipBaselines: true,
 		Processes: true, WorkerBin: "/bin/false"}, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "exited") || !strings.Contains(err.Error(), "logs in") {
 		t.Fatalf("Run with a worker that exits at start: %v, want an error naming the exit and the logs", err)
-	}
-	if d := time.Since(start); d > workerReadyTimeout/2 {
-		t.Fatalf("the failure took %v: it waited for readiness instead of noticing the exit", d)
 	}
 }
 

@@ -124,18 +124,29 @@ func Execute(ctx context.Context, f *Fleet, plan []Planned, opts ExecOptions) (e
 
 	rest := plan
 	if opts.Canary > 0 {
+		// The canary is the first opts.Canary replays that were published
+		// afresh: a replay an earlier, interrupted run already published
+		// comes back a duplicate with no result to wait for, so it does not
+		// count, and the canary takes the next entries instead.
 		var canary []Planned
-		n := 0
-		i := 0
-		for ; i < len(plan) && n < opts.Canary; i++ {
-			canary = append(canary, plan[i])
-			if plan[i].Action == ActionReplay {
-				n++
+		for len(rest) > 0 {
+			need := opts.Canary - len(x.canaryIDs(canary))
+			if need <= 0 {
+				break
 			}
-		}
-		rest = plan[i:]
-		if err := x.phase(ctx, canary); err != nil {
-			return x.halting(err)
+			var chunk []Planned
+			i := 0
+			for n := 0; i < len(rest) && n < need; i++ {
+				chunk = append(chunk, rest[i])
+				if rest[i].Action == ActionReplay {
+					n++
+				}
+			}
+			rest = rest[i:]
+			if err := x.phase(ctx, chunk); err != nil {
+				return x.halting(err)
+			}
+			canary = append(canary, chunk...)
 		}
 		if err := x.checkCanary(ctx, canary); err != nil {
 			return x.halting(err)
@@ -381,9 +392,9 @@ func (x *exec) onResult(id, class string, st envelope.Status) {
 	}
 }
 
-// checkCanary waits for the canary replays' results and halts unless all
-// completed.
-func (x *exec) checkCanary(ctx context.Context, canary []Planned) error {
+// canaryIDs are the invocations of the canary entries whose replay was
+// published afresh (a result is awaited or came back).
+func (x *exec) canaryIDs(canary []Planned) []string {
 	var ids []string
 	pending := map[string]bool{}
 	for _, id := range x.tr.waiting() {
@@ -394,11 +405,25 @@ func (x *exec) checkCanary(ctx context.Context, canary []Planned) error {
 			ids = append(ids, p.Item.Entry.InvocationID)
 		}
 	}
+	return ids
+}
+
+// checkCanary waits for the canary replays' results, all within one
+// ResultTimeout, and halts unless all completed. With no fresh replay in
+// the canary (the whole plan was published by an earlier run, or every
+// publish failed) there is nothing to check and nothing left to replay.
+func (x *exec) checkCanary(ctx context.Context, canary []Planned) error {
+	ids := x.canaryIDs(canary)
+	if len(ids) == 0 {
+		x.prog.note("canary: no replay was published afresh (duplicates of an earlier run's, or publish errors); nothing is left to replay")
+		return nil
+	}
 	x.prog.note("canary: waiting up to %s for the results of %d replays", x.opts.ResultTimeout, len(ids))
+	deadline := time.Now().Add(x.opts.ResultTimeout)
 	bad := 0
 	var first string
 	for _, id := range ids {
-		res := x.tr.await(ctx, id, x.opts.ResultTimeout)
+		res := x.tr.await(ctx, id, max(time.Until(deadline), time.Millisecond))
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

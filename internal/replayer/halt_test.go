@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/agentfleet/agentfleet/internal/cooldown"
+	"github.com/agentfleet/agentfleet/pkg/dlq"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
 
@@ -36,6 +39,49 @@ func TestCanaryHaltsWhenProviderStillFails(t *testing.T) {
 		t.Fatalf("canaries not back with replay count 1:\n%s", st.stdout)
 	}
 	_ = ids
+}
+
+// An interrupted run had published the first replays (their DLQ entries
+// were not deleted yet), and the provider still fails. A rerun with
+// --canary must not count those duplicates, which no result follows, as a
+// passed canary: it takes the next entries as the canary and halts.
+func TestCanaryIgnoresReplaysAnEarlierRunPublished(t *testing.T) {
+	x := newFx(t, true)
+	ctx := ctxT(t)
+	x.seed("can", 10, "SERVER", 0)
+	r := dlq.NewReader(x.js, dlq.Config{Stream: x.sc.DLQStream, Prefix: x.sc.DLQPrefix})
+	n := 0
+	for it, err := range r.List(ctx, dlq.Filter{}) {
+		if it == nil {
+			t.Fatal(err)
+		}
+		if n < 3 { // the interrupted run's publishes, in plan order
+			if _, err := x.js.PublishMsg(ctx, ReplayMsg(x.sc, it.Entry), jetstream.WithExpectStream(x.sc.RequestsStream)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n++
+	}
+	x.startWorker("w-down", simModel(t, "server=1.0"))
+	out := x.run(ctx, nil, "replay", "--yes", "--canary", "3", "--rate", "0").must(t, ExitHalted, "canary after an interrupted run")
+	contains(t, out.stderr, "HALTED (canary)", "3 of 3 canary replays did not complete")
+	if pub := x.requestMsgIDs(); len(pub) > 6 {
+		t.Fatalf("replayed past the canary: %d replays published (3 earlier + 3 canaries at most): %v", len(pub), pub)
+	}
+}
+
+// The canary waits for all its results within one result_timeout, not one
+// result_timeout per canary replay: with five replays and no worker, a
+// wait per replay (10 s) would outlast the run's 7 s context and end
+// interrupted instead of halted.
+func TestCanaryWaitsOneResultTimeout(t *testing.T) {
+	x := newFx(t, true)
+	x.seed("slow", 5, "SERVER", 0) // no worker: no result comes back
+	ctx, cancel := context.WithTimeout(context.Background(), 7*time.Second)
+	defer cancel()
+	env := map[string]string{"AGENTFLEET_REPLAY_RESULT_TIMEOUT": "2s"}
+	out := x.run(ctx, env, "replay", "--yes", "--canary", "5", "--rate", "0").must(t, ExitHalted, "canary without results")
+	contains(t, out.stderr, "HALTED (canary)", "5 of 5 canary replays did not complete")
 }
 
 // While replaying, the run halts by itself once the share of replays that
