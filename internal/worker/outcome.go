@@ -64,6 +64,10 @@ func (w *Worker) complete(ctx context.Context, j *job, out *agent.Outcome) {
 		trunc, _ := out.Final.Actions.StateDelta[taxonomy.StateTruncated].(bool)
 		res.Truncated = trunc || out.Final.FinishReason == model.FinishReasonMaxTokens
 	}
+	if err := fitResult(res, w.maxResultBytes()); err != nil {
+		w.nakInfra(j, "fit result", err)
+		return
+	}
 	// Record first, as for dead letters: if the result publish then fails,
 	// the redelivery finds the completed record and re-publishes the result
 	// instead of running the invocation again.
@@ -234,6 +238,12 @@ func (w *Worker) resultFor(j *job, out *agent.Outcome, status envelope.Status) *
 // that recorded a completion and a duplicate delivery that found the record
 // before that worker published it). replay < 0 publishes without one.
 func (w *Worker) publishResult(ctx context.Context, res *envelope.Result, replay int) error {
+	// A no-op for a result complete already fitted; a result recorded by
+	// an earlier version, too long to publish, is cut the same way every
+	// time instead of failing every redelivery.
+	if err := fitResult(res, w.maxResultBytes()); err != nil {
+		return err
+	}
 	data, err := res.Encode()
 	if err != nil {
 		return err

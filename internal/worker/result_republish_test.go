@@ -153,3 +153,30 @@ func TestInvalidUTF8ResultPublishedOnce(t *testing.T) {
 		t.Fatalf("results stream last seq %d: the duplicate published the result again", info.State.LastSeq)
 	}
 }
+
+// A final answer whose result would not fit one NATS message (264 KB of
+// markup that JSON escapes to about 1.1 MB, beyond the default 1 MiB
+// max_payload) is cut to fit and published, marked truncated, instead of
+// being recorded and then failing to publish on every redelivery.
+func TestOversizedResultIsCutToFit(t *testing.T) {
+	e := newEnv(t)
+	text := strings.Repeat("<b>&</b>", 33000)
+	llm := agenttest.NewScriptedModel(agenttest.Reply(agenttest.Text(text)))
+	e.startWorker("w1", e.supportAgent(llm), worker.Config{})
+	e.publish(request("inv-big", "s1", "render the table"), nil)
+	res := e.await("inv-big")
+	if res.Status != envelope.StatusCompleted || !res.Truncated || res.Content == "" || !strings.HasPrefix(text, res.Content) {
+		t.Fatalf("result %s truncated=%v with %d of %d bytes, want a completed, truncated prefix", res.Status, res.Truncated, len(res.Content), len(text))
+	}
+	rec, err := e.invs.Get(context.Background(), "inv-big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := worker.DecodeRecord(rec)
+	if err != nil || r.Result == nil || r.Result.Content != res.Content {
+		t.Fatalf("the record's result differs from the published one (%v)", err)
+	}
+	if n := len(e.dlqEntries()); n != 0 {
+		t.Fatalf("%d DLQ entries, want none", n)
+	}
+}

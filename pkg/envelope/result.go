@@ -29,7 +29,8 @@ type Result struct {
 	// failure that the request is queued, for CALL_BUDGET that a person will
 	// follow up, for a failure that it was not completed.
 	UserMessage string `json:"user_message,omitempty"`
-	// Truncated is set when the final response hit the output limit.
+	// Truncated is set when the final response hit the output limit, or
+	// was cut to fit one NATS message (the server's max_payload).
 	Truncated bool `json:"truncated,omitempty"`
 	// ModelCalls is the number of model calls of the invocation.
 	ModelCalls int `json:"model_calls"`

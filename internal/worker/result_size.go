@@ -1,0 +1,77 @@
+package worker
+
+import (
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/agentfleet/agentfleet/pkg/envelope"
+)
+
+// resultHeadroom is what a result's publish needs beside the encoded
+// result: the subject, the Nats-Msg-Id header and the protocol line.
+const resultHeadroom = 4 << 10
+
+// maxResultBytes is the largest encoded result one NATS message carries
+// here: the server's max_payload (1 MiB by default) less resultHeadroom;
+// 0 when the connection does not know it yet.
+func (w *Worker) maxResultBytes() int {
+	nc := w.deps.JS.Conn()
+	if nc == nil || nc.MaxPayload() <= resultHeadroom {
+		return 0
+	}
+	return int(nc.MaxPayload()) - resultHeadroom
+}
+
+// fitResult cuts res.Content, on a rune boundary, until res encodes to at
+// most limit bytes, and marks it Truncated when it cut. A final answer
+// longer than one NATS message could carry (JSON escapes '<', '>' and '&'
+// as six bytes each) would otherwise be recorded as completed and then fail
+// to publish on every delivery: redelivered forever, never answered, never
+// dead-lettered. The cut is deterministic, so the result recorded and the
+// one (re-)published are the same bytes. limit <= 0 changes nothing.
+func fitResult(res *envelope.Result, limit int) error {
+	if limit <= 0 {
+		return nil
+	}
+	fits := func(r *envelope.Result) (bool, error) {
+		data, err := r.Encode()
+		return len(data) <= limit, err
+	}
+	if ok, err := fits(res); ok || err != nil {
+		return err
+	}
+	// The longest prefix that fits, by bisection (escaping makes a content
+	// byte cost 1 to 6 encoded bytes, so no single cut is right); a rare
+	// path: about 20 encodings of a result this size.
+	full := res.Content
+	trial := *res
+	trial.Truncated = true
+	prefix := func(n int) string {
+		for n > 0 && n < len(full) && !utf8.RuneStart(full[n]) {
+			n--
+		}
+		return full[:n]
+	}
+	lo, hi := 0, len(full) // prefix(lo) fits (checked below), prefix(hi) does not
+	trial.Content = ""
+	if ok, err := fits(&trial); err != nil {
+		return err
+	} else if !ok {
+		return fmt.Errorf("worker: result of %s does not fit %d bytes even without its content", res.InvocationID, limit)
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		trial.Content = prefix(mid)
+		ok, err := fits(&trial)
+		if err != nil {
+			return err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	res.Content, res.Truncated = prefix(lo), true
+	return nil
+}
