@@ -24,7 +24,8 @@ func drainFlags(fs *flag.FlagSet, o *cmdOpts) {
 // runDrain replays the auto-replayable classes until ctx ends: one pass
 // over the DLQ every drain.interval, at drain.rate, skipping entries whose
 // model is cooling down (the next pass takes them), waiting for each pass's
-// results so the auto-halt rule applies (after a halt it waits
+// results so the auto-halt rule applies (after a halt, and after a pass
+// whose results all came back dead-lettered again, it waits
 // drain.halt_backoff). Entries replayed too often are parked.
 func runDrain(ctx context.Context, c *cmdCtx, pos []string) error {
 	o := c.opts
@@ -85,7 +86,18 @@ func runDrain(ctx context.Context, c *cmdCtx, pos []string) error {
 		Msg("drain started: replaying auto-replayable classes once their model's cooldown closed")
 	for ctx.Err() == nil {
 		wait := c.cfg.Drain.Interval
-		if err := drainPass(ctx, c, f, sel, m, rateV, conc); err != nil {
+		counts, err := drainPass(ctx, c, f, sel, m, rateV, conc)
+		if err == nil && counts.DeadLettered > 0 && counts.Completed == 0 {
+			// Every result of the pass came back dead-lettered again: the
+			// cause is not fixed. A pass too small for the auto-halt
+			// (halt_min_results), or a class no cooldown covers (a spent
+			// QUOTA_EXHAUSTED), would otherwise be replayed every interval
+			// until max_replays parks it within a minute.
+			c.log.Warn().Int("dead_lettered_again", counts.DeadLettered).Dur("backoff", c.cfg.Drain.HaltBackoff).
+				Msg("no replay of this pass completed; backing off as after a halt")
+			wait = c.cfg.Drain.HaltBackoff
+		}
+		if err != nil {
 			var he *HaltError
 			switch {
 			case errors.As(err, &he):
@@ -107,12 +119,12 @@ func runDrain(ctx context.Context, c *cmdCtx, pos []string) error {
 	return nil
 }
 
-// drainPass plans and executes one pass.
-func drainPass(ctx context.Context, c *cmdCtx, f *Fleet, sel Selection, m *Metrics, rateV float64, conc int) error {
+// drainPass plans and executes one pass and returns its counts.
+func drainPass(ctx context.Context, c *cmdCtx, f *Fleet, sel Selection, m *Metrics, rateV float64, conc int) (Counts, error) {
 	m.Passes.Inc()
 	plan, err := Plan(ctx, f, sel)
 	if err != nil {
-		return err
+		return Counts{}, err
 	}
 	m.Entries.Reset()
 	var act []Planned
@@ -127,7 +139,7 @@ func drainPass(ctx context.Context, c *cmdCtx, f *Fleet, sel Selection, m *Metri
 		}
 	}
 	if len(act) == 0 {
-		return nil
+		return Counts{}, nil
 	}
 	sum := NewSummary()
 	err = Execute(ctx, f, act, ExecOptions{
@@ -139,5 +151,5 @@ func drainPass(ctx context.Context, c *cmdCtx, f *Fleet, sel Selection, m *Metri
 	c.log.Info().Int("replayed", t.Replayed).Int("completed", t.Completed).Int("dead_lettered_again", t.DeadLettered).
 		Int("parked", t.Parked).Int("skipped", t.Skipped).Int("already_replayed", t.AlreadyReplayed).Int("errors", t.Errors).
 		Msg("drain pass done")
-	return err
+	return t, err
 }

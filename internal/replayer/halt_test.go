@@ -149,6 +149,37 @@ func TestCooldownPausesReplay(t *testing.T) {
 	}
 }
 
+// A small backlog whose replays all fail again (fewer than
+// halt_min_results, so the auto-halt cannot fire; no cooldown covers them,
+// as for a spent quota) makes drain back off halt_backoff instead of
+// replaying it every interval until max_replays parks it.
+func TestDrainBacksOffWhenNoReplayOfAPassCompletes(t *testing.T) {
+	x := newFx(t, true)
+	x.seed("quota", 3, "QUOTA_EXHAUSTED", 0)
+	x.startWorker("w-quota", simModel(t, "quota=1.0"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env := map[string]string{"AGENTFLEET_DRAIN_INTERVAL": "100ms", "AGENTFLEET_DRAIN_RATE": "0", "AGENTFLEET_DRAIN_HALT_BACKOFF": "1h"}
+	var o, e syncBuf
+	done := make(chan int, 1)
+	go func() { done <- x.runBuf(ctx, env, &o, &e, "drain", "--metrics-addr", "") }()
+	eventually(t, "the back-off after a pass with no completion", 30*time.Second, func() bool {
+		return strings.Contains(e.String(), "no replay of this pass completed; backing off")
+	})
+	// A pass that does not happen sends no signal: watch for one over ten
+	// drain intervals (without the back-off the next pass starts after one).
+	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if n := strings.Count(e.String(), "drain pass done"); n != 1 {
+			t.Fatalf("%d passes, want 1: the drain did not back off\n%s", n, e.String())
+		}
+	}
+	cancel()
+	<-done
+	if st := x.streamState(x.cfg.Replay.ParkedStream); st.Msgs != 0 {
+		t.Fatalf("%d entries parked while the cause was unfixed", st.Msgs)
+	}
+}
+
 // drain replays the auto-replayable classes by itself, serves metrics and
 // health, and leaves what needs a person alone.
 func TestDrainReplaysAutomaticallyWithMetrics(t *testing.T) {
