@@ -163,3 +163,14 @@ func subjectTokens(subject string) (class, agent string) {
 	}
 	return toks[len(toks)-2], toks[len(toks)-1]
 }
+
+// view is f with the parked stream in the DLQ's place (replay --parked):
+// planning walks it, and the engine removes what it replayed from it. The
+// view shares f's connections and is not closed itself.
+func (p *Parked) view(f *Fleet) *Fleet {
+	v := *f
+	v.Reader = p.Reader()
+	v.Streams.DLQStream, v.Streams.DLQPrefix = p.cfg.Stream, p.cfg.Prefix
+	v.close = nil
+	return &v
+}

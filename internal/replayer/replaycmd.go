@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"text/tabwriter"
 
 	"github.com/agentfleet/agentfleet/pkg/dlq"
@@ -21,6 +22,7 @@ func replayFlags(fs *flag.FlagSet, o *cmdOpts) {
 	fs.IntVar(&o.canary, "canary", 0, "replay N entries first, wait for their results, halt (exit 2) if any fails again")
 	fs.BoolVar(&o.force, "force", false, "with --class: replay a class that is not auto-replayable (after you fixed the cause)")
 	fs.BoolVar(&o.wait, "wait", false, "wait for each replay's result (up to replay.result_timeout) before exiting")
+	fs.BoolVar(&o.parked, "parked", false, "replay entries of the parked stream (after you reviewed them): replay.max_replays does not park them again; a class that needs a person still needs --class and --force")
 }
 
 // flagSet reports whether the named flag was given.
@@ -43,6 +45,12 @@ func runReplay(ctx context.Context, c *cmdCtx, pos []string) error {
 		return err
 	}
 	sel := Selection{Filter: filter, Force: o.force, Max: o.max, MaxReplays: c.cfg.Replay.MaxReplays}
+	if o.parked {
+		// A person chose these: one more replay each, however many came
+		// before (a replay that fails again goes back to the DLQ with the
+		// next replay count, and from there to the parked stream again).
+		sel.MaxReplays = math.MaxInt
+	}
 	if err := checkSelection(sel); err != nil {
 		return err
 	}
@@ -66,7 +74,19 @@ func runReplay(ctx context.Context, c *cmdCtx, pos []string) error {
 	if retErr != nil && !errors.As(retErr, &refused) {
 		return retErr
 	}
-	plan, err := Plan(ctx, f, sel)
+	src := f // where the entries come from, and are removed from once replayed
+	if o.parked {
+		ok, err := f.Parked.Exists(ctx)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			fmt.Fprintf(c.env.Stderr, "nothing is parked (no stream %s)\n", c.cfg.Replay.ParkedStream)
+			return nil
+		}
+		src = f.Parked.view(f)
+	}
+	plan, err := Plan(ctx, src, sel)
 	if err != nil {
 		return err
 	}
@@ -91,7 +111,7 @@ func runReplay(ctx context.Context, c *cmdCtx, pos []string) error {
 		}
 	}
 	sum := NewSummary()
-	err = Execute(ctx, f, plan, ExecOptions{
+	err = Execute(ctx, src, plan, ExecOptions{
 		Rate: rateV, Concurrency: conc, Canary: o.canary, Wait: o.wait,
 		ResultTimeout: c.cfg.Replay.ResultTimeout, HaltRatio: c.cfg.Replay.HaltRatio, HaltMinResults: c.cfg.Replay.HaltMinResults,
 		CooldownPoll: c.cfg.Replay.CooldownPoll, Progress: c.env.Stderr, Terminal: c.env.Terminal(c.env.Stderr),

@@ -53,7 +53,7 @@ func commands() []command {
 		{"stats", "counts by class × agent, ages, replayable or not, parked count", statsFlags, runStats},
 		{"list", "the entries (table or --json)", listFlags, runList},
 		{"show", "show <invocation_id>: the entry, its session events and completed tool effects", showFlags, runShow},
-		{"replay", "republish entries to the workers", replayFlags, runReplay},
+		{"replay", "republish entries to the workers (--parked: from the parked stream)", replayFlags, runReplay},
 		{"park", "move entries to the parked stream", parkFlags, runPark},
 		{"purge", "delete entries (confirmation or --yes)", purgeFlags, runPurge},
 		{"drain", "long-running: replay auto-replayable classes at a rate once their model's cooldown closed", drainFlags, runDrain},
