@@ -138,6 +138,7 @@ func TestRedactURL(t *testing.T) {
 		{"nats://user:s3cret@127.0.0.1:42x2", "nats://REDACTED@127.0.0.1:42x2"},
 		{"nats://a:p1@h1:4222,nats://b:p2@h2:42x2", "nats://a:REDACTED@h1:4222,nats://REDACTED@h2:42x2"},
 		{"not a url %zz", "not a url %zz"},
+		{"redis://:pa,ss@127.0.0.1:6379/0", "redis://:REDACTED@127.0.0.1:6379/0"}, // a comma in a password, not a list
 	} {
 		if got := config.RedactURL(tc.in); got != tc.want {
 			t.Errorf("RedactURL(%q) = %q, want %q", tc.in, got, tc.want)

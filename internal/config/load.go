@@ -129,12 +129,13 @@ func setValue(v reflect.Value, s string) error {
 }
 
 // RedactURL removes a password from a URL's user info, for logs and
-// errors. A comma-separated list (NATS seed servers) is redacted server by
-// server. A URL that does not parse (a typo in the port, a '%' in the
+// errors. A comma-separated list of URLs (NATS seed servers: more than one
+// "://") is redacted server by server; a comma in one URL (a password may
+// hold one) is left to url.Parse. A URL that does not parse (a typo in the port, a '%' in the
 // password) loses its whole user info instead: what cannot be parsed cannot
 // be told apart, and a password must not reach a log because of a typo.
 func RedactURL(s string) string {
-	if strings.Contains(s, ",") {
+	if strings.Contains(s, ",") && strings.Count(s, "://") > 1 {
 		parts := strings.Split(s, ",")
 		for i, p := range parts {
 			parts[i] = RedactURL(p)
