@@ -30,8 +30,8 @@ func (w *Worker) maxResultBytes() int {
 // dead-lettered. The cut is deterministic, so the result recorded and the
 // one (re-)published are the same bytes. limit <= 0 changes nothing.
 func fitResult(res *envelope.Result, limit int) error {
-	if limit <= 0 {
-		return nil
+	if limit <= 0 || maxEncoded(res) <= limit {
+		return nil // the usual case, without encoding it once more
 	}
 	fits := func(r *envelope.Result) (bool, error) {
 		data, err := r.Encode()
@@ -74,4 +74,15 @@ func fitResult(res *envelope.Result, limit int) error {
 	}
 	res.Content, res.Truncated = prefix(lo), true
 	return nil
+}
+
+// maxEncoded bounds res's encoded size from above without encoding it:
+// every string byte escaped to six bytes (\u00XX), plus the keys, numbers
+// and punctuation of the envelope.
+func maxEncoded(res *envelope.Result) int {
+	n := len(res.Content) + len(res.UserMessage) + len(res.ErrorClass) + len(res.InvocationID) + len(res.Status)
+	for _, t := range res.ToolsRun {
+		n += len(t) + 3 // the quotes and the comma are not escaped, but count them so
+	}
+	return 6*n + 512
 }

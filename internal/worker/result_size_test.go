@@ -42,6 +42,9 @@ func TestFitResult(t *testing.T) {
 			if tc.cut && len(data) < tc.limit*3/4 {
 				t.Fatalf("cut to %d bytes for a limit of %d: far more than needed", len(data), tc.limit)
 			}
+			if data, _ := res.Encode(); len(data) > maxEncoded(res) {
+				t.Fatalf("encoded %d bytes, above the bound %d", len(data), maxEncoded(res))
+			}
 			// Deterministic: fitting the fitted result changes nothing, so
 			// the recorded and the re-published result are the same bytes.
 			again := *res
