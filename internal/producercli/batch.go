@@ -58,6 +58,9 @@ type LineResult struct {
 	Submitted bool
 	// Duplicate is set when the server already had the request.
 	Duplicate bool
+	// Earlier is set when the outcome is a dead-lettered or failed result
+	// stored before this run: the line was not sent again.
+	Earlier bool
 	// Err is the error of OutcomeInvalid, OutcomeError, OutcomeTimeout.
 	Err error
 }
@@ -80,9 +83,10 @@ type BatchOptions struct {
 // up each invocation's stored result: a completed one is reported as
 // OutcomeSkipped and not submitted, so running the same file again runs
 // nothing that completed (the invocation ids are stable, see ParseBatch).
-// A stored result that is not completed is resubmitted and a newer result
-// awaited; when the server drops the resubmission as a duplicate, the stored
-// result is the outcome. The returned results are in line order; RunBatch
+// A stored result that is dead-lettered or failed is the outcome too (Earlier
+// set, not submitted): the worker does not run a finished invocation again
+// for a resubmission, so its rerun is a replay from the DLQ (dlq-replayer
+// replay); WriteSummary says so. The returned results are in line order; RunBatch
 // fails only when ctx ends (the rest are OutcomeCanceled).
 func RunBatch(ctx context.Context, c *client.Client, lines []Line, opts BatchOptions) ([]LineResult, error) {
 	if opts.Concurrency <= 0 {
@@ -174,7 +178,15 @@ func runLine(ctx context.Context, c *client.Client, l Line, limiter *rate.Limite
 	case err == nil && stored.Status == envelope.StatusCompleted:
 		r.Outcome, r.Class = OutcomeSkipped, stored.ErrorClass
 		return r
-	case err != nil && !errors.Is(err, client.ErrNoResult):
+	case err == nil:
+		// Dead-lettered or failed before: a resubmission would not run it
+		// again (the worker answers a finished invocation from its record
+		// and publishes nothing new), so awaiting a newer result would
+		// only wait out the timeout. The stored result is the outcome; a
+		// rerun is a replay from the DLQ.
+		r.Outcome, r.Class, r.Earlier = Outcome(stored.Status), stored.ErrorClass, true
+		return r
+	case !errors.Is(err, client.ErrNoResult):
 		return fail(err)
 	}
 	if err := limiter.Wait(ctx); err != nil {

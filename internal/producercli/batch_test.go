@@ -115,6 +115,14 @@ func TestRunBatchTwiceRunsNothingAgain(t *testing.T) {
 		if r.Submitted && !r.Duplicate {
 			t.Fatalf("line %d stored a new request on the rerun", r.Line)
 		}
+		// A dead-lettered or failed line is not sent again: once the
+		// stream's duplicate window has passed, the worker would answer a
+		// resubmission from its record and publish nothing, and the line
+		// would wait out its timeout (a review found this with the real
+		// worker; this fake one reruns resubmissions).
+		if (r.Outcome == producercli.OutcomeFailed || r.Outcome == producercli.OutcomeDeadLettered) && (r.Submitted || !r.Earlier) {
+			t.Fatalf("line %d (%s) was submitted again (earlier %v)", r.Line, r.Outcome, r.Earlier)
+		}
 	}
 	if seq := lastRequestSeq(ctx, t, tg.JS, tg.Cfg.RequestsStream); seq != seqAfterFirst {
 		t.Fatalf("second run stored new requests: last seq %d, was %d", seq, seqAfterFirst)
@@ -131,7 +139,8 @@ func TestRunBatchTwiceRunsNothingAgain(t *testing.T) {
 
 	var buf bytes.Buffer
 	producercli.WriteSummary(&buf, second)
-	for _, s := range []string{"skipped (already completed)", "failed", "AUTH", "dead_lettered", "SERVER", "invalid", "total"} {
+	for _, s := range []string{"skipped (already completed)", "failed", "AUTH", "dead_lettered", "SERVER", "invalid", "total",
+		"2 line(s) had ended dead_lettered or failed before this run", "dlq-replayer replay"} {
 		if !strings.Contains(buf.String(), s) {
 			t.Fatalf("summary lacks %q:\n%s", s, buf.String())
 		}

@@ -62,6 +62,17 @@ func WriteSummary(w io.Writer, results []LineResult) {
 	fmt.Fprintf(tw, "total\t\t%d\n", len(results))
 	fmt.Fprintf(tw, "submitted\t\t%d\n", submitted)
 	_ = tw.Flush()
+	earlier := 0
+	for _, r := range results {
+		if r.Earlier {
+			earlier++
+		}
+	}
+	if earlier > 0 {
+		fmt.Fprintf(w, "%d line(s) had ended dead_lettered or failed before this run and were not sent again: "+
+			"the worker does not rerun a finished invocation for a resubmission. Once the cause is fixed, "+
+			"replay them from the DLQ (dlq-replayer replay --invocation <id>, or by class; see docs/runbook.md).\n", earlier)
+	}
 }
 
 // batchExitCode is ExitOK when every line completed or was skipped.

@@ -3,8 +3,10 @@ package support
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/agentfleet/agentfleet/pkg/agent/tool"
+	"github.com/agentfleet/agentfleet/pkg/idempotency"
 )
 
 // Tool names.
@@ -79,6 +81,11 @@ func RefundOrder(orders Orders, keyFromContext func(context.Context) (string, bo
 				return tool.Error("orders_service_timeout", true, ""), nil
 			case errors.Is(err, ErrNotAuthorised):
 				return tool.Error("not_authorised", false, ""), nil
+			case r.IdempotencyKey != "":
+				// Every Orders implementation books a refund at most once
+				// per idempotency key, so running this call again is
+				// harmless: the wrapper may release the claim.
+				return nil, fmt.Errorf("%w (%w)", err, idempotency.ErrNotApplied)
 			default:
 				return nil, err
 			}

@@ -29,6 +29,16 @@ var ErrInProgress = errors.New("idempotency: call in progress elsewhere")
 // tool.Context or an empty invocation id: without it no key can be derived.
 var ErrNoInvocationID = errors.New("idempotency: no invocation id in the tool context")
 
+// ErrNotApplied is what a wrapped tool wraps its error with (fmt.Errorf("…:
+// %w", idempotency.ErrNotApplied)) when the effect did not happen, or when
+// repeating it is harmless because the service behind it deduplicates by
+// the idempotency key (KeyFromContext): the wrapper then releases the claim
+// and a retry runs the tool again. Any other error leaves the outcome
+// unknown, so the wrapper stores an "outcome_unknown" error map instead and
+// no retry, redelivery or replay runs the effect a second time. Argument
+// errors (tool.ErrInvalidArguments) count as not applied.
+var ErrNotApplied = errors.New("idempotency: the effect was not applied")
+
 // ErrMissingKeyField is matched (errors.Is) by every *KeyFieldError.
 var ErrMissingKeyField = errors.New("idempotency: missing key field")
 

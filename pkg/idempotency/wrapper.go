@@ -195,16 +195,24 @@ func (c *call) run(ctx context.Context, args map[string]any, leaseUntil time.Tim
 	r := startRenewer(ctx, c, leaseUntil, cancel)
 	defer func() {
 		if p := recover(); p != nil {
+			// The tool may have done its effect before it panicked: the
+			// outcome is unknown, and a retry must not run it again.
 			r.stop()
-			c.release("panic")
+			c.complete(outcomeUnknown)
 			panic(p)
 		}
 	}()
 	res, err = c.w.inner.Run(runCtx, args)
 	r.stop()
 	switch {
-	case err != nil:
+	case err != nil && (errors.Is(err, ErrNotApplied) || errors.Is(err, tool.ErrInvalidArguments)):
 		c.release("error")
+		return nil, err
+	case err != nil:
+		// The tool ran and failed: it may have done its effect first (a
+		// refund sent, its reply lost). Store that the outcome is unknown,
+		// so a retry answers from the record instead of running it again.
+		c.complete(outcomeUnknown)
 		return nil, err
 	case tool.IsRetryable(res):
 		c.release("retryable")
@@ -222,6 +230,14 @@ func (c *call) run(ctx context.Context, args map[string]any, leaseUntil time.Tim
 	// Every caller, first or replayed, sees the same JSON-shaped result.
 	return decodeResult(raw)
 }
+
+// outcomeUnknown is stored for a call whose tool returned an error that
+// does not say the effect was not applied, or panicked (ErrNotApplied).
+var outcomeUnknown = func() json.RawMessage {
+	raw, _ := json.Marshal(tool.Error("outcome_unknown", false,
+		"The tool failed after it may have acted; do not call it again. Tell the user it is being checked."))
+	return raw
+}()
 
 // complete stores the result, retrying store failures within WaitTimeout.
 // The tool has run: failures are logged and counted, not returned.

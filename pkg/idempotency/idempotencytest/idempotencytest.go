@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -74,7 +75,8 @@ func Run(t *testing.T, f Factory) {
 	t.Run("LeaseExpiryReclaimAndStaleOwnerFenced", func(t *testing.T) { testLeaseExpiry(t, f) })
 	t.Run("RenewExtendsLease", func(t *testing.T) { testRenew(t, f) })
 	t.Run("WrapperRenewsLongTool", func(t *testing.T) { testWrapperRenews(t, f) })
-	t.Run("WrapperReleasesRetryableAndErrors", func(t *testing.T) { testWrapperRelease(t, f) })
+	t.Run("WrapperReleasesRetryableAndNotApplied", func(t *testing.T) { testWrapperRelease(t, f) })
+	t.Run("WrapperStoresAnUnknownOutcome", func(t *testing.T) { testWrapperUnknownOutcome(t, f) })
 	t.Run("WrapperWaitsThenInProgressError", func(t *testing.T) { testWrapperInProgress(t, f) })
 	t.Run("KeyFieldsAndKeyInContext", func(t *testing.T) { testKeyFields(t, f) })
 	t.Run("Effects", func(t *testing.T) { testEffects(t, f) })
@@ -487,7 +489,7 @@ func testWrapperRelease(t *testing.T, f Factory) {
 		case "retryable":
 			return tool.Error(tool.ReasonTimeout, true, "payment service slow"), nil
 		case "goerror":
-			return nil, errors.New("connection reset")
+			return nil, fmt.Errorf("connection refused before sending: %w", idempotency.ErrNotApplied)
 		case "final-error":
 			return tool.Error("card_declined", false, "ask for another card"), nil
 		}
@@ -503,8 +505,8 @@ func testWrapperRelease(t *testing.T, f Factory) {
 		t.Fatalf("retryable call = %v, %v", res, err)
 	}
 	answer.Store("goerror")
-	if _, err := run(); err == nil || err.Error() != "connection reset" {
-		t.Fatalf("Go error call error = %v, want the tool's error unchanged", err)
+	if _, err := run(); !errors.Is(err, idempotency.ErrNotApplied) {
+		t.Fatalf("not-applied error call error = %v, want the tool's error unchanged", err)
 	}
 	if tl.runs.Load() != 2 {
 		t.Fatalf("runs = %d, want 2 (a retryable result released the claim)", tl.runs.Load())
@@ -520,7 +522,7 @@ func testWrapperRelease(t *testing.T, f Factory) {
 		t.Fatalf("after a final error map the call replays it: got %v, %v; want %v", res2, err, res)
 	}
 	if tl.runs.Load() != 3 {
-		t.Fatalf("runs = %d, want 3 (a final error map is stored)", tl.runs.Load())
+		t.Fatalf("runs = %d, want 3 (ErrNotApplied released the claim, a final error map is stored)", tl.runs.Load())
 	}
 	recs, err := s.Effects(context.Background(), inv)
 	if err != nil || len(recs) != 1 || recs[0].State != idempotency.StateCompleted {
@@ -793,5 +795,51 @@ func testUnreachable(t *testing.T, f Factory) {
 	}
 	if got := testutil.ToFloat64(m.StoreErrors.WithLabelValues(Agent, "refund", "claim")); got != 1 {
 		t.Fatalf("%s{op=claim} = %v, want 1", idempotency.MetricStoreErrors, got)
+	}
+}
+
+// testWrapperUnknownOutcome: a tool that fails with an error that does not
+// say the effect was not applied (it may have acted, then lost the reply),
+// or panics, leaves its outcome unknown. The wrapper stores that, so a
+// retry, a redelivery or a replay answers from the record and never runs
+// the effect a second time.
+func testWrapperUnknownOutcome(t *testing.T, f Factory) {
+	s := f.New(t, 0).Store
+	for _, tc := range []struct {
+		name string
+		fail func() (map[string]any, error)
+	}{
+		{"error", func() (map[string]any, error) { return nil, fmt.Errorf("read reply: %w", context.DeadlineExceeded) }},
+		{"panic", func() (map[string]any, error) { panic("bug after the effect") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inv := newID("inv")
+			var effects atomic.Int64
+			tl := newTool("charge", func(ctx context.Context, args map[string]any) (map[string]any, error) {
+				if effects.Add(1) == 1 { // the effect happens, then the tool fails
+					return tc.fail()
+				}
+				return tool.OK(nil), nil
+			})
+			w := idempotency.Wrap(tl, s, wrapOpts(idempotency.Options{}))
+			args := map[string]any{"amount_cents": 500}
+			func() {
+				defer func() { _ = recover() }()
+				if _, err := w.Run(ctxFor(t, inv), args); err == nil {
+					t.Fatal("the failing call returned no error")
+				}
+			}()
+			res, err := w.Run(ctxFor(t, inv), args)
+			if err != nil || res["reason"] != "outcome_unknown" || tool.IsRetryable(res) {
+				t.Fatalf("the second call = %v, %v; want the stored outcome_unknown error map", res, err)
+			}
+			if n := effects.Load(); n != 1 {
+				t.Fatalf("the effect ran %d times, want once", n)
+			}
+			recs, err := s.Effects(context.Background(), inv)
+			if err != nil || len(recs) != 1 || recs[0].State != idempotency.StateCompleted {
+				t.Fatalf("Effects = %+v, %v; want one completed record", recs, err)
+			}
+		})
 	}
 }
