@@ -35,19 +35,37 @@ func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel 
 		defer close(r.done)
 		t := time.NewTicker(o.RenewInterval)
 		defer t.Stop()
+		// The tool is cancelled shortly before the lease ends without a
+		// renewal, not at the first failed renewal after that: from
+		// leaseUntil another owner may claim the key, and both would run
+		// the effect. The margin (a tenth of the lease, at most 2 s) covers
+		// the store's clock running ahead and the tool's reaction time.
+		margin := min(o.Lease/10, 2*time.Second)
+		cancelAt := func() time.Duration { return time.Until(leaseUntil) - margin }
+		expire := time.NewTimer(cancelAt())
+		defer expire.Stop()
+		expired := func(cause error) {
+			o.Metrics.leaseLost(c.agent, c.tool)
+			cancel(fmt.Errorf("%w: %s: %w", ErrLeaseExpired, c.ticket.Key, cause))
+		}
+		var lastErr error = errors.New("no renewal succeeded")
 		for {
 			select {
 			case <-r.quit:
 				return
+			case <-expire.C:
+				expired(lastErr)
+				return
 			case <-t.C:
 			}
-			// A renewal is worth waiting for until the lease ends.
-			rctx, rcancel := context.WithTimeout(ctx, min(o.StoreTimeout, max(time.Until(leaseUntil), o.RenewInterval)))
+			// A renewal is worth waiting for until the lease ends, not longer.
+			rctx, rcancel := context.WithTimeout(ctx, max(min(o.StoreTimeout, cancelAt()), time.Millisecond))
 			until, err := c.w.store.Renew(rctx, c.ticket, o.Lease)
 			rcancel()
 			switch {
 			case err == nil:
 				leaseUntil = until
+				expire.Reset(cancelAt())
 			case IsOwnershipError(err):
 				o.Metrics.leaseLost(c.agent, c.tool)
 				o.Logger.Error().Err(err).Str("key", c.ticket.Key).Msg("idempotency: claim lost while the tool runs; cancelling it")
@@ -55,9 +73,9 @@ func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel 
 				return
 			default:
 				o.Metrics.storeError(c.agent, c.tool, "renew")
-				if time.Now().After(leaseUntil) {
-					o.Metrics.leaseLost(c.agent, c.tool)
-					cancel(fmt.Errorf("%w: %s: %w", ErrLeaseExpired, c.ticket.Key, err))
+				lastErr = err
+				if cancelAt() <= 0 {
+					expired(err)
 					return
 				}
 			}

@@ -2,6 +2,7 @@ package idempotency_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"strings"
@@ -314,5 +315,60 @@ func TestWaitEndedByContextIsInProgressError(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(m.InProgressConflicts.WithLabelValues("support", "refund")); got != 1 {
 		t.Fatalf("%s = %v, want 1", idempotency.MetricInProgressConflicts, got)
+	}
+}
+
+// partitioned is a store that stops answering once the claim is made (a
+// network partition: each call ends with its timeout).
+type partitioned struct{ idempotency.Store }
+
+func (p partitioned) Renew(ctx context.Context, _ idempotency.Ticket, _ time.Duration) (time.Time, error) {
+	<-ctx.Done()
+	return time.Time{}, &idempotency.StoreError{Backend: "memory", Op: "renew", Err: ctx.Err()}
+}
+
+func (p partitioned) Complete(ctx context.Context, _ idempotency.Ticket, _ json.RawMessage, _ time.Duration) error {
+	<-ctx.Done()
+	return &idempotency.StoreError{Backend: "memory", Op: "complete", Err: ctx.Err()}
+}
+
+// While the store does not answer renewals, the running tool is cancelled
+// before its lease ends, so it has stopped before another owner can claim
+// the key: the two never run the effect at once. (Before, the cancel came
+// with the first failed renewal after the lease ended, up to StoreTimeout
+// late, while the other owner already ran.)
+func TestLeaseEndCancelsTheToolBeforeAnotherOwnerClaims(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	mem := idempotency.NewMemory()
+	opts := idempotency.Options{Lease: time.Second, RenewInterval: 300 * time.Millisecond, StoreTimeout: 250 * time.Millisecond, WaitTimeout: -1}
+	var aCancelled, bStarted atomic.Int64 // UnixNano of each event
+	aRunning := make(chan struct{})
+	a := idempotency.Wrap(&fnTool{name: "refund", fn: func(ctx context.Context, _ map[string]any) (map[string]any, error) {
+		close(aRunning)
+		<-ctx.Done()
+		aCancelled.Store(time.Now().UnixNano())
+		return nil, ctx.Err()
+	}}, partitioned{mem}, opts)
+	b := idempotency.Wrap(&fnTool{name: "refund", fn: func(ctx context.Context, _ map[string]any) (map[string]any, error) {
+		bStarted.Store(time.Now().UnixNano())
+		return tool.OK(nil), nil
+	}}, mem, opts)
+	done := make(chan struct{})
+	go func() { _, _ = a.Run(toolCtx("inv-l"), nil); close(done) }()
+	<-aRunning
+	// Nothing signals the end of another worker's lease: poll, as a
+	// second worker's redelivery would.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the other owner never claimed the key")
+		}
+		if bStarted.Load() != 0 {
+			break
+		}
+		_, _ = b.Run(toolCtx("inv-l"), nil)
+	}
+	<-done
+	if aCancelled.Load() == 0 || aCancelled.Load() > bStarted.Load() {
+		t.Fatalf("the first owner was cancelled %v after the second started the effect", time.Duration(aCancelled.Load()-bStarted.Load()))
 	}
 }
