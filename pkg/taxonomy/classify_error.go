@@ -2,6 +2,8 @@ package taxonomy
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net"
@@ -52,10 +54,16 @@ const OpenAICodeInsufficientQuota = "insufficient_quota"
 //     not decide; the walk continues with its causes.
 //  4. timeouts: context.DeadlineExceeded, os.ErrDeadlineExceeded, any
 //     error in the chain whose Timeout() reports true → Timeout.
-//  5. connection failures: ECONNRESET, ECONNREFUSED, ECONNABORTED, EPIPE,
+//  5. connection failures that retrying cannot fix, because the endpoint
+//     is misconfigured: a server certificate that fails verification
+//     (*tls.CertificateVerificationError, x509 unknown authority, host name
+//     or invalid certificate) → Auth; a host name that does not exist
+//     (*net.DNSError with IsNotFound) → NotFound. Both page, like the
+//     provider's own 401 and 404, instead of being retried and replayed.
+//  6. connection failures: ECONNRESET, ECONNREFUSED, ECONNABORTED, EPIPE,
 //     io.ErrUnexpectedEOF, net.ErrClosed, *net.OpError, *net.DNSError,
 //     *url.Error → Transport.
-//  6. anything else, and nil → Unknown.
+//  7. anything else, and nil → Unknown.
 //
 // Message text is never inspected. ClassifyError never panics: an error
 // chain whose methods panic (a typed nil *model.ProviderError, whose Unwrap
@@ -84,6 +92,9 @@ func ClassifyError(err error) (c Class) {
 	}
 	if isTimeout(err) {
 		return Timeout
+	}
+	if c, ok := misconfiguredEndpoint(err); ok {
+		return c
 	}
 	if isTransport(err) {
 		return Transport
@@ -294,6 +305,23 @@ func safeTimeout(t timeouter) (b bool) {
 		}
 	}()
 	return t.Timeout()
+}
+
+// misconfiguredEndpoint classifies the connection failures of an endpoint
+// that is configured wrong (step 5 of ClassifyError).
+func misconfiguredEndpoint(err error) (Class, bool) {
+	var verr *tls.CertificateVerificationError
+	var unknownCA x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	if errors.As(err, &verr) || errors.As(err, &unknownCA) || errors.As(err, &hostErr) || errors.As(err, &invalid) {
+		return Auth, true
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+		return NotFound, true
+	}
+	return "", false
 }
 
 func isTransport(err error) bool {

@@ -2,12 +2,15 @@ package taxonomy_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"syscall"
@@ -204,6 +207,12 @@ func TestClassifyError_NetworkAndContext(t *testing.T) {
 		{"broken pipe", &os.SyscallError{Syscall: "write", Err: syscall.EPIPE}, taxonomy.Transport},
 		{"unexpected EOF", fmt.Errorf("decode: %w", io.ErrUnexpectedEOF), taxonomy.Transport},
 		{"op error", &net.OpError{Op: "read", Net: "tcp", Err: errors.New("boom")}, taxonomy.Transport},
+		// A misconfigured endpoint pages instead of being retried and replayed.
+		{"unknown certificate authority", &url.Error{Op: "Post", URL: "https://llm.example/v1", Err: &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}}, taxonomy.Auth},
+		{"certificate for another host", fmt.Errorf("dial: %w", x509.HostnameError{Host: "llm.example"}), taxonomy.Auth},
+		{"expired certificate", x509.CertificateInvalidError{Reason: x509.Expired}, taxonomy.Auth},
+		{"no such host", &url.Error{Op: "Post", URL: "https://llm.example/v1", Err: &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "llm.example", IsNotFound: true}}}, taxonomy.NotFound},
+		{"DNS server failure stays transport", &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "server misbehaving", Name: "llm.example", IsTemporary: true}}, taxonomy.Transport},
 		{"plain EOF is not classified", io.EOF, taxonomy.Unknown},
 		{"text is never read", errors.New("429 Too Many Requests: connection reset timeout"), taxonomy.Unknown},
 		{"nil", nil, taxonomy.Unknown},
@@ -234,6 +243,17 @@ func TestClassifyError_RealNetworkFailures(t *testing.T) {
 		}
 		if got := taxonomy.ClassifyError(err); got != taxonomy.Transport {
 			t.Fatalf("got %s for %v, want TRANSPORT", got, err)
+		}
+	})
+	t.Run("untrusted certificate", func(t *testing.T) {
+		srv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+		defer srv.Close()
+		_, err := http.Get(srv.URL) // the default client does not trust the test CA
+		if err == nil {
+			t.Fatal("expected a certificate error")
+		}
+		if got := taxonomy.ClassifyError(err); got != taxonomy.Auth {
+			t.Fatalf("got %s for %v, want AUTH (a misconfigured endpoint pages)", got, err)
 		}
 	})
 	t.Run("read deadline", func(t *testing.T) {
