@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
@@ -40,25 +41,48 @@ type batchLine struct {
 // not start with '#' is a request envelope (v may be omitted; "text" may
 // stand for the message). A line without invocation_id gets
 // DeriveInvocationID of its content, so running the same file again yields
-// the same ids. Lines that are not valid requests are returned with Err set;
-// only a read error fails the whole parse.
+// the same ids. Lines that are not valid requests, including a line longer
+// than maxLineSize and a request larger than a request envelope may be
+// (envelope.DefaultMaxSize), are returned with Err set and the rest of the
+// file is still read; only a read error fails the whole parse.
 func ParseBatch(r io.Reader) ([]Line, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), maxLineSize)
+	br := bufio.NewReaderSize(r, 64*1024)
 	var out []Line
 	no := 0
-	for sc.Scan() {
-		no++
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 || raw[0] == '#' {
-			continue
+	var buf []byte
+	tooLong := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		switch {
+		case tooLong:
+			// the rest of an over-long line: dropped
+		case len(buf)+len(chunk) > maxLineSize:
+			tooLong, buf = true, buf[:0]
+		default:
+			buf = append(buf, chunk...)
 		}
-		out = append(out, parseLine(no, raw))
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue // the line goes on
+		}
+		if len(chunk) > 0 || len(buf) > 0 || tooLong {
+			no++
+			raw := bytes.TrimSpace(buf)
+			switch {
+			case tooLong:
+				out = append(out, Line{No: no, Err: &envelope.InvalidError{Reason: fmt.Sprintf("the line is longer than %d bytes", maxLineSize)}})
+			case len(raw) == 0 || raw[0] == '#':
+			default:
+				out = append(out, parseLine(no, raw))
+			}
+			buf, tooLong = buf[:0], false
+		}
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, fmt.Errorf("batch file, after line %d: %w", no, err)
+		}
 	}
-	if err := sc.Err(); err != nil {
-		return out, fmt.Errorf("batch file, after line %d: %w", no, err)
-	}
-	return out, nil
 }
 
 func parseLine(no int, raw []byte) Line {
@@ -87,6 +111,11 @@ func parseLine(no int, raw []byte) Line {
 	}
 	if err := req.Validate(); err != nil {
 		return Line{No: no, Err: err}
+	}
+	if b, err := req.Encode(); err != nil {
+		return Line{No: no, Err: err}
+	} else if len(b) > envelope.DefaultMaxSize {
+		return Line{No: no, Err: &envelope.InvalidError{Reason: fmt.Sprintf("the request is %d bytes, more than a request may be (%d)", len(b), envelope.DefaultMaxSize)}}
 	}
 	return l
 }

@@ -62,3 +62,65 @@ func TestParseBatch(t *testing.T) {
 		}
 	}
 }
+
+// A line too long to read, or a request larger than a request may be, is
+// reported as that line's error; the lines after it are still read, with
+// their own numbers (before, one over-long line aborted the whole batch).
+func TestParseBatchOversizedLines(t *testing.T) {
+	ok := `{"agent":"support","user_id":"u","session_id":"s","text":"hello"}`
+	huge := `{"agent":"support","user_id":"u","session_id":"s","text":"` + strings.Repeat("x", 3<<20) + `"}`
+	big := `{"agent":"support","user_id":"u","session_id":"s","text":"` + strings.Repeat("y", 3<<19) + `"}` // 1.5 MiB: readable, too large to send
+	after := `{"agent":"support","user_id":"u2","session_id":"s","text":"bye"}`
+	lines, err := producercli.ParseBatch(strings.NewReader(ok + "\n" + huge + "\n" + big + "\n" + after + "\n"))
+	if err != nil {
+		t.Fatalf("ParseBatch: %v", err)
+	}
+	if len(lines) != 4 {
+		t.Fatalf("%d lines, want 4", len(lines))
+	}
+	for i, want := range []string{"", "longer than", "more than a request may be", ""} {
+		l := lines[i]
+		if l.No != i+1 {
+			t.Fatalf("line %d numbered %d", i+1, l.No)
+		}
+		switch {
+		case want == "" && l.Err != nil:
+			t.Fatalf("line %d: %v", l.No, l.Err)
+		case want != "" && (l.Err == nil || !strings.Contains(l.Err.Error(), want)):
+			t.Fatalf("line %d: error %v, want %q", l.No, l.Err, want)
+		}
+		var ie *envelope.InvalidError
+		if want != "" && !errors.As(l.Err, &ie) {
+			t.Fatalf("line %d: %T is not an envelope.InvalidError", l.No, l.Err)
+		}
+	}
+}
+
+// FuzzParseBatch: a batch file is outside input. Whatever it holds, parsing
+// never panics, numbers lines in increasing order, and gives each line a
+// valid request or an error.
+func FuzzParseBatch(f *testing.F) {
+	f.Add([]byte(`{"agent":"support","user_id":"u","session_id":"s","text":"hi"}` + "\n# comment\n\n{not json}\n"))
+	f.Add([]byte("\r\n\n\x00\n{\"text\":1}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lines, err := producercli.ParseBatch(strings.NewReader(string(data)))
+		if err != nil {
+			t.Fatalf("a read from memory failed: %v", err)
+		}
+		last := 0
+		for _, l := range lines {
+			if l.No <= last {
+				t.Fatalf("line numbers not increasing: %d after %d", l.No, last)
+			}
+			last = l.No
+			if (l.Err == nil) == (l.Request == nil) {
+				t.Fatalf("line %d: request %v and error %v", l.No, l.Request, l.Err)
+			}
+			if l.Err == nil {
+				if err := l.Request.Validate(); err != nil {
+					t.Fatalf("line %d parsed into an invalid request: %v", l.No, err)
+				}
+			}
+		}
+	})
+}
