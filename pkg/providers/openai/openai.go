@@ -41,6 +41,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -50,6 +51,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
+	"github.com/agentfleet/agentfleet/pkg/retry"
 )
 
 // ProviderName is the provider label used in errors and logs.
@@ -254,6 +256,11 @@ func wrapError(name string, err error, httpResp *http.Response) error {
 			Message:    "undecodable error body",
 			RequestID:  httpResp.Header.Get("x-request-id"),
 			Err:        err,
+		}
+		// The SDK's error would have carried the response and its
+		// Retry-After; this one must carry the hint itself.
+		if d, ok := retry.HeaderHint(httpResp.Header, time.Now()); ok {
+			pe.RetryAfter = d
 		}
 		if httpResp.Body != nil {
 			// The SDK puts the body it read back for debugging.

@@ -7,11 +7,13 @@ import (
 	"net/http"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/openai/openai-go/v3"
 
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
+	"github.com/agentfleet/agentfleet/pkg/retry"
 )
 
 const textOK = `{
@@ -371,6 +373,21 @@ func TestNonStandardErrorBodies(t *testing.T) {
 		}
 		if f.count() != 1 {
 			t.Errorf("requests = %d", f.count())
+		}
+
+		// A 429 with such a body still carries the server's Retry-After
+		// to the one retry layer.
+		f = newFake(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", "30")
+			jsonHandler(429, `{"error": "slow down"}`)(w, r)
+		})
+		m = newTestModel(t, f)
+		_, errs = collect(testCtx(t), m, userText("hi"), stream)
+		if len(errs) != 1 || !errors.As(errs[0], &pe) || pe.StatusCode != 429 || pe.RetryAfter != 30*time.Second {
+			t.Errorf("string error with Retry-After, stream=%v: errs %v (%+v)", stream, errs, pe)
+		}
+		if d, ok := retry.ServerHint(errs[0], time.Now()); !ok || d != 30*time.Second {
+			t.Errorf("string error with Retry-After, stream=%v: the retry layer sees hint %v, %v", stream, d, ok)
 		}
 	}
 }
