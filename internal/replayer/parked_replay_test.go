@@ -22,8 +22,6 @@ func TestReplayParked(t *testing.T) {
 	if st := x.streamState(x.cfg.Replay.ParkedStream); st.Msgs != 3 {
 		t.Fatalf("parked stream holds %d, want 3", st.Msgs)
 	}
-	x.startWorker("w-fixed", simModel(t, ""))
-
 	dry := x.run(ctx, nil, "replay", "--parked", "--dry-run").must(t, ExitOK, "dry run")
 	contains(t, dry.stdout, "would replay 2", "skip 1")
 	if st := x.streamState(x.cfg.Replay.ParkedStream); st.Msgs != 3 {
@@ -34,9 +32,11 @@ func TestReplayParked(t *testing.T) {
 	if s := parseSummaryTotal(t, out.stdout); s["REPLAYED"] != 2 || s["PARKED"] != 0 {
 		t.Fatalf("summary %v, want 2 replayed, none parked again\n%s", s, out.stdout)
 	}
+	// Read the requests before a worker consumes them.
 	if pub := x.requestMsgIDs(); pub["replay-tired-0-4"] != 1 || pub["replay-tired-1-4"] != 1 {
 		t.Fatalf("published %v, want the fourth replay of each", pub)
 	}
+	x.startWorker("w-fixed", simModel(t, ""))
 	eventually(t, "both parked SERVER entries completed", 30*time.Second, func() bool {
 		return res.count(ids, envelope.StatusCompleted) == len(ids)
 	})
