@@ -73,6 +73,14 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 	if deps.JS == nil || deps.Locker == nil || deps.Invocations == nil || deps.DLQ == nil || len(deps.Agents) == 0 {
 		return nil, errors.New("worker: JS, Locker, Invocations, DLQ and at least one agent are required")
 	}
+	for name, r := range deps.Agents {
+		if r == nil {
+			return nil, fmt.Errorf("worker: agent %q has no runner", name)
+		}
+		if err := r.CheckTools(); err != nil {
+			return nil, fmt.Errorf("worker: agent %q: %w", name, err)
+		}
+	}
 	sc := deps.Streams.WithDefaults()
 	deps.Streams = sc
 	var cool *cooldown.StatusCache

@@ -2,17 +2,20 @@ package worker_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agentfleet/agentfleet/internal/redistest"
 	"github.com/agentfleet/agentfleet/internal/worker"
 	"github.com/agentfleet/agentfleet/pkg/agent"
 	"github.com/agentfleet/agentfleet/pkg/agent/agenttest"
+	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/agent/session/redissession"
 	"github.com/agentfleet/agentfleet/pkg/agent/tool"
 	"github.com/agentfleet/agentfleet/pkg/dlq"
@@ -114,5 +117,32 @@ func TestRedisDownBeforeAnythingRanNaks(t *testing.T) {
 	eventually(t, "two infrastructure naks", func() bool { return testutilValue(m.Messages.WithLabelValues("support", "nak_infra")) >= 2 })
 	if llm.Calls() != 0 || e.pending() != 1 || len(e.dlqEntries()) != 0 {
 		t.Fatalf("calls=%d pending=%d dlq=%d: nothing may run or be lost while Redis is down", llm.Calls(), e.pending(), len(e.dlqEntries()))
+	}
+}
+
+// unresolvableTool declares a parameter pattern Go's regexp refuses.
+type unresolvableTool struct{}
+
+func (unresolvableTool) Name() string        { return "lookup" }
+func (unresolvableTool) Description() string { return "test tool" }
+func (unresolvableTool) Declaration() *model.ToolDeclaration {
+	return &model.ToolDeclaration{Name: "lookup", Parameters: &jsonschema.Schema{Type: "object",
+		Properties: map[string]*jsonschema.Schema{"id": {Type: "string", Pattern: `^(?!x)`}}}}
+}
+func (unresolvableTool) Run(context.Context, map[string]any) (map[string]any, error) {
+	return tool.OK(nil), nil
+}
+
+// A worker refuses to start with a tool whose schema does not resolve
+// (Runner.CheckTools), rather than dead-letter every invocation that calls it.
+func TestWorkerRefusesAToolWithABrokenSchema(t *testing.T) {
+	e := newEnv(t)
+	llm := agenttest.NewScriptedModel()
+	_, err := worker.New(context.Background(), worker.Config{Name: "w-schema"},
+		worker.Deps{JS: e.js, Streams: e.sc, Agents: map[string]*agent.Runner{"support": {Agent: e.supportAgent(llm, unresolvableTool{}), Sessions: e.sessions}},
+			Locker: e.locker, Invocations: e.invs, DLQ: dlq.NewPublisher(e.js, dlq.Config{Stream: e.sc.DLQStream, Prefix: e.sc.DLQPrefix})})
+	var se *tool.SchemaError
+	if !errors.As(err, &se) || se.Tool != "lookup" {
+		t.Fatalf("New = %v, want a *tool.SchemaError for lookup", err)
 	}
 }

@@ -6,7 +6,9 @@ import (
 )
 
 // buildContents turns session events into the model's conversation: partial
-// and cut-off events are left out, events without content are skipped, and
+// and cut-off events are left out, so is a substituted (degraded) answer
+// unless it asked for tools (their responses follow it and must answer its
+// calls), events without content are skipped, and
 // consecutive function-response events (a resumed step records its responses
 // in more than one event) are merged into one turn so every function call is
 // answered in the turn that follows it.
@@ -15,7 +17,7 @@ func buildContents(events []*session.Event) []*model.Content {
 	var last *model.Content
 	lastIsResponses := false
 	for _, e := range events {
-		if e.Partial || e.CutOff || e.Substituted || e.Content.IsEmpty() {
+		if e.Partial || e.CutOff || (e.Substituted && len(e.FunctionCalls()) == 0) || e.Content.IsEmpty() {
 			continue
 		}
 		onlyResponses := len(e.FunctionResponses()) > 0 && len(e.FunctionCalls()) == 0 && e.Content.Text() == ""

@@ -1,6 +1,10 @@
 package agent
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // Metric names exported by the agent loop.
 const (
@@ -20,12 +24,30 @@ type Metrics struct {
 	// tool and kind (error, panic).
 	ToolErrors *prometheus.CounterVec
 	// UnknownToolCalls counts calls naming an unregistered tool, by agent
-	// and the requested name (a renamed tool shows up here).
+	// and the requested name (a renamed tool shows up here). The name is
+	// the model's choice, so the label is bounded: the first
+	// MaxUnknownToolNames distinct names that look like tool names keep
+	// their own series, the others are counted as UnknownToolOther (the log
+	// line of each call has the name). ToolCalls labels these calls the
+	// same way.
 	UnknownToolCalls *prometheus.CounterVec
 	// Invocations counts finished invocations by agent and outcome
 	// (completed, failed, stopped).
 	Invocations *prometheus.CounterVec
+
+	mu      sync.Mutex
+	unknown map[string]bool // unknown tool names with a series of their own
 }
+
+// MaxUnknownToolNames is how many distinct unregistered tool names a
+// Metrics gives series of their own; UnknownToolOther labels the rest.
+const MaxUnknownToolNames = 32
+
+// UnknownToolOther is the tool label of an unregistered tool's calls once
+// MaxUnknownToolNames names have series, and of a name that is not a tool
+// name at all (empty, over 64 bytes, or other than letters, digits, '_',
+// '-' and '.').
+const UnknownToolOther = "_other"
 
 // NewMetrics creates the counters and registers them with reg (nil: not
 // registered, for tests).
@@ -62,9 +84,48 @@ func (m *Metrics) toolError(agent, tool, kind string) {
 	}
 }
 
+// unknownToolLabel is the bounded label for an unregistered tool name.
+func (m *Metrics) unknownToolLabel(name string) string {
+	if !toolNameLike(name) {
+		return UnknownToolOther
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.unknown[name] {
+		return name
+	}
+	if len(m.unknown) >= MaxUnknownToolNames {
+		return UnknownToolOther
+	}
+	if m.unknown == nil {
+		m.unknown = map[string]bool{}
+	}
+	m.unknown[name] = true
+	return name
+}
+
+// toolNameLike reports whether s could be a tool's name as providers
+// accept them: 1 to 64 letters, digits, '_', '-' or '.'.
+func toolNameLike(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// unknownTool counts a call of an unregistered tool (in UnknownToolCalls
+// and as ToolCalls' "unknown" outcome) under the bounded label.
 func (m *Metrics) unknownTool(agent, tool string) {
 	if m != nil {
-		m.UnknownToolCalls.WithLabelValues(agent, tool).Inc()
+		label := m.unknownToolLabel(tool)
+		m.UnknownToolCalls.WithLabelValues(agent, label).Inc()
+		m.ToolCalls.WithLabelValues(agent, label, "unknown").Inc()
 	}
 }
 

@@ -24,6 +24,7 @@ func (inv *invocation) modelStep(ctx context.Context, yield func(*session.Event,
 		if resp != nil {
 			// Short-circuit: no model call, nothing charged to the budget.
 			ev := newEventFromResponse(inv.agent.Name, resp)
+			ev.ShortCircuited = true
 			inv.assignCallIDs(ev)
 			return ev, inv.emit(ctx, ev, yield)
 		}
@@ -41,13 +42,17 @@ func (inv *invocation) modelStep(ctx context.Context, yield func(*session.Event,
 		if partialText != "" {
 			// Output reached the caller and then the stream broke: record
 			// and show that it was cut off before anything else happens.
+			// The write outlives a cancelled invocation (as the end's
+			// flush does): it also stores the held user message, and the
+			// text the caller saw belongs in the session whatever ended
+			// the stream.
 			cut := &session.Event{
 				Author:       inv.agent.Name,
 				Content:      model.NewTextContent(model.RoleModel, partialText),
 				CutOff:       true,
 				ErrorMessage: callErr.Error(),
 			}
-			if err := inv.emit(ctx, cut, yield); err != nil {
+			if err := inv.emit(context.WithoutCancel(ctx), cut, yield); err != nil {
 				return nil, err
 			}
 		}
@@ -113,7 +118,14 @@ func (inv *invocation) modelStep(ctx context.Context, yield func(*session.Event,
 // error).
 func (inv *invocation) callModel(ctx context.Context, req *model.Request, yield func(*session.Event, error) bool) (out []*model.Response, partialText string, err error) {
 	var shown strings.Builder
+	// inCaller is true while the caller's loop body runs (a partial's
+	// yield): a panic there is the caller's, not the model's, and goes on
+	// to the caller unchanged.
+	inCaller := false
 	defer func() {
+		if inCaller {
+			return // not recovered: the caller's panic unwinds as it is
+		}
 		if p := recover(); p != nil {
 			inv.log.Error().Interface("panic", p).Bytes("stack", debug.Stack()).Msg("model panicked")
 			out, partialText, err = nil, shown.String(), fmt.Errorf("model %s panicked: %v", inv.agent.Model.Name(), p)
@@ -132,7 +144,10 @@ func (inv *invocation) callModel(ctx context.Context, req *model.Request, yield 
 			pe := newEventFromResponse(inv.agent.Name, resp)
 			pe.Partial = true
 			pe.InvocationID = inv.req.InvocationID
-			if !yield(pe, nil) {
+			inCaller = true
+			more := yield(pe, nil)
+			inCaller = false
+			if !more {
 				return nil, shown.String(), errYieldStopped
 			}
 			continue

@@ -32,6 +32,24 @@ type Runner struct {
 	validator tool.Validator
 }
 
+// CheckTools reports the runner's tools whose parameter schema does not
+// resolve (a *tool.SchemaError each, joined), so a process can refuse to
+// start with them instead of failing the first invocation that calls one.
+// The schemas it resolves are cached for the invocations.
+func (r *Runner) CheckTools() error {
+	if r.Agent == nil {
+		return nil
+	}
+	var errs []error
+	for _, t := range r.Agent.Tools {
+		if t == nil {
+			continue // Agent.Validate reports it
+		}
+		errs = append(errs, r.validator.Check(t.Declaration()))
+	}
+	return errors.Join(errs...)
+}
+
 // RunRequest is one invocation to run.
 type RunRequest struct {
 	// InvocationID identifies the invocation. Running an id that already
@@ -266,11 +284,12 @@ func (r *Runner) start(ctx context.Context, req RunRequest) (*invocation, error)
 }
 
 // countModelCalls counts model-response events of an invocation (what its
-// earlier runs charged to the budget).
+// earlier runs charged to the budget): not a before-model short-circuit,
+// which no run charged.
 func countModelCalls(events []*session.Event, agentName string) int {
 	n := 0
 	for _, e := range events {
-		if e.Author == agentName && !e.CutOff && (e.Content == nil || e.Content.Role == model.RoleModel) {
+		if e.Author == agentName && !e.CutOff && !e.ShortCircuited && (e.Content == nil || e.Content.Role == model.RoleModel) {
 			n++
 		}
 	}

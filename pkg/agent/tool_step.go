@@ -102,8 +102,7 @@ func (inv *invocation) runTool(ctx context.Context, fc *model.FunctionCall) tool
 
 	if t == nil {
 		inv.r.Metrics.unknownTool(name, fc.Name)
-		inv.r.Metrics.toolCall(name, fc.Name, "unknown")
-		inv.log.Warn().Str("tool", fc.Name).Strs("available", inv.agent.ToolNames()).
+		inv.log.Warn().Str("tool", tool.SanitizeString(fc.Name)).Strs("available", inv.agent.ToolNames()).
 			Msg("model called an unregistered tool; answered with an unknown_tool error map")
 		uerr := fmt.Errorf("%w: %q", tool.ErrUnknownTool, fc.Name)
 		m, cbErr := inv.onToolError(ctx, call, uerr)
@@ -137,6 +136,16 @@ func (inv *invocation) runTool(ctx context.Context, fc *model.FunctionCall) tool
 
 	if result == nil {
 		if verr := inv.validator.Validate(t.Declaration(), fc.Args); verr != nil {
+			var se *tool.SchemaError
+			if errors.As(verr, &se) {
+				// The tool's own schema is broken: nothing the model can
+				// fix, and no argument can be checked. It ends the
+				// invocation (the worker refuses to start with such a
+				// tool: Runner.CheckTools).
+				inv.r.Metrics.toolCall(name, fc.Name, "bad_schema")
+				res.err = &ToolError{Agent: name, Tool: fc.Name, CallID: fc.ID, Err: verr}
+				return res
+			}
 			inv.r.Metrics.toolCall(name, fc.Name, "bad_arguments")
 			var ae *tool.ArgumentError
 			detail := ""
@@ -149,6 +158,18 @@ func (inv *invocation) runTool(ctx context.Context, fc *model.FunctionCall) tool
 			return res
 		}
 		out, err := inv.invokeTool(tctx, t, fc.Args)
+		if err != nil && ctx.Err() != nil {
+			// The invocation itself was cancelled or ran out of time while
+			// the tool ran: not the tool's failure, so no callback turns it
+			// into an answer for the model (a resumed invocation runs the
+			// call again). It ends the invocation with the context's error.
+			inv.r.Metrics.toolCall(name, fc.Name, "interrupted")
+			if !errors.Is(err, ctx.Err()) {
+				err = fmt.Errorf("%w: %w", ctx.Err(), err)
+			}
+			res.err = &ToolError{Agent: name, Tool: fc.Name, CallID: fc.ID, Err: err}
+			return res
+		}
 		if err != nil {
 			m, cbErr := inv.onToolError(tctx, call, err)
 			if cbErr != nil {

@@ -33,8 +33,14 @@ type Event struct {
 	// Substituted marks a response an on-model-error callback substituted
 	// for a failed model call (a degraded answer). It ended that run, but a
 	// resumed invocation (a replay from the DLQ) does not take it as the
-	// end, and it is not sent back to the model.
+	// end, and it is not sent back to the model (unless it asked for tools:
+	// then the calls are, before their responses).
 	Substituted bool `json:"substituted,omitempty"`
+	// ShortCircuited marks a response a before-model callback gave instead
+	// of a model call (a cache, a guard): it is not charged to the model
+	// call budget, also not when a resumed invocation counts its earlier
+	// calls.
+	ShortCircuited bool `json:"short_circuited,omitempty"`
 	// FinishReason, ErrorCode and ErrorMessage are copied from the model
 	// response (see model.Response).
 	FinishReason model.FinishReason `json:"finish_reason,omitempty"`

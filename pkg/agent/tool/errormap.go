@@ -83,6 +83,14 @@ var (
 	urlRE        = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://\S+`)
 	hostPortRE   = regexp.MustCompile(`(?i)\b(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-f:]+\]|[a-z0-9-]+(?:\.[a-z0-9-]+)+|localhost)(?::\d{2,5})\b`)
 	ipRE         = regexp.MustCompile(`\b\d{1,3}(?:\.\d{1,3}){3}\b`)
+	// netHostPortRE: a host:port after a network word, an arrow or an at
+	// sign (Go's "dial tcp orders-db:5432", "->redis-primary:6379",
+	// "user@db:5432"), where a single-label name (a Kubernetes or compose
+	// service) is a host too; hostPortRE needs a dot to tell a host from
+	// "code:500".
+	netHostPortRE = regexp.MustCompile(`(?i)(\b(?:tcp|udp)[46]?\s+|->|@)[a-z0-9][a-z0-9-]*:\d{1,5}\b`)
+	// lookupRE: the name of a failed DNS lookup ("lookup orders-db on ...").
+	lookupRE     = regexp.MustCompile(`(?i)\blookup\s+[a-z0-9][a-z0-9.-]*`)
 	internalHost = regexp.MustCompile(`(?i)\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:internal|local|lan|corp|svc|cluster\.local)\b`)
 )
 
@@ -102,17 +110,21 @@ func mayBeStack(s string) bool {
 // sqlWords: every match of sqlRE contains one of them, ignoring ASCII case.
 var sqlWords = []string{"select", "insert", "update", "delete", "drop", "pq:", "sqlstate", "ora-"}
 
-// mayBeSQL reports whether s may match sqlRE. (?i) also folds some
-// non-ASCII letters onto ASCII ones (U+017F onto s, U+212A onto k), so a
-// string with any non-ASCII byte is always handed to the pattern.
-func mayBeSQL(s string) bool {
+// mayBeSQL reports whether s may match sqlRE.
+func mayBeSQL(s string) bool { return mayContainFold(s, sqlWords...) }
+
+// mayContainFold reports whether s may hold one of words (lower-case ASCII)
+// as a case-insensitive pattern sees it. (?i) also folds some non-ASCII
+// letters onto ASCII ones (U+017F onto s, U+212A onto k), so a string with
+// any non-ASCII byte always may.
+func mayContainFold(s string, words ...string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
 			return true
 		}
 	}
 	l := strings.ToLower(s)
-	for _, w := range sqlWords {
+	for _, w := range words {
 		if strings.Contains(l, w) {
 			return true
 		}
@@ -136,7 +148,11 @@ func SanitizeString(s string) string {
 		s = urlRE.ReplaceAllString(s, redacted)
 	}
 	if strings.Contains(s, ":") {
+		s = netHostPortRE.ReplaceAllString(s, "${1}"+redacted)
 		s = hostPortRE.ReplaceAllString(s, redacted)
+	}
+	if mayContainFold(s, "lookup") {
+		s = lookupRE.ReplaceAllString(s, "lookup "+redacted)
 	}
 	if strings.Contains(s, ".") {
 		s = internalHost.ReplaceAllString(s, redacted)
@@ -146,7 +162,8 @@ func SanitizeString(s string) string {
 }
 
 // firstLinePrintable is s's first line, as valid UTF-8 without control
-// characters.
+// characters; a tab or another spacing control becomes a space, so words
+// it separated stay apart ("SELECT\tid FROM" is still seen as SQL).
 func firstLinePrintable(s string) string {
 	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
 		s = s[:i]
@@ -156,6 +173,9 @@ func firstLinePrintable(s string) string {
 	}
 	return strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) {
+			if unicode.IsSpace(r) {
+				return ' '
+			}
 			return -1
 		}
 		return r

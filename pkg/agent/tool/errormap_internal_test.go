@@ -12,7 +12,9 @@ func sanitizeReference(s string) string {
 		return redacted
 	}
 	s = urlRE.ReplaceAllString(s, redacted)
+	s = netHostPortRE.ReplaceAllString(s, "${1}"+redacted)
 	s = hostPortRE.ReplaceAllString(s, redacted)
+	s = lookupRE.ReplaceAllString(s, "lookup "+redacted)
 	s = internalHost.ReplaceAllString(s, redacted)
 	s = ipRE.ReplaceAllString(s, redacted)
 	return trimAndCap(s)
@@ -27,6 +29,8 @@ func FuzzSanitizeMatchesReference(f *testing.F) {
 		"Traceback (most recent call last):", "SELECT a FROM b", "ſelect a ſrom b", "pq: duplicate key",
 		"ORA-00942", "see https://x.example/y", "dial tcp 10.0.0.7:5432: refused", "db.internal is down",
 		"host LOCALHOST:8080", "[::1]:6379", "1.2.3.4", "Kelvin \u212a", "update t set x", "drop   table t",
+		"dial tcp orders-db:5432: refused", "read tcp 10.0.0.1:4000->redis-primary:6379: reset", "user@db:5432",
+		"lookup orders-db on 10.0.0.2:53: no such host", "LOO\u212aUP x", "SELECT\tid\tFROM t",
 	} {
 		f.Add(s)
 	}
