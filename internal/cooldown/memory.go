@@ -38,6 +38,9 @@ func (m *Memory) Record(ctx context.Context, model string, transient bool) (time
 		mm = &memModel{calls: map[int64]int{}, fails: map[int64]int{}}
 		m.models[model] = mm
 	}
+	if now.Before(mm.until) {
+		return mm.until, nil // open: nothing is counted (see Store.Record)
+	}
 	b := now.UnixNano() / int64(m.cfg.bucketSize())
 	mm.calls[b]++
 	if transient {
@@ -53,11 +56,10 @@ func (m *Memory) Record(ctx context.Context, model string, transient bool) (time
 		calls += mm.calls[k]
 		fails += mm.fails[k]
 	}
-	if now.Before(mm.until) {
-		return mm.until, nil
-	}
 	if calls >= m.cfg.MinCalls && float64(fails) >= m.cfg.Threshold*float64(calls) {
 		mm.until = now.Add(m.cfg.Duration)
+		clear(mm.calls) // the window starts afresh when the cooldown ends
+		clear(mm.fails)
 		return mm.until, nil
 	}
 	return time.Time{}, nil

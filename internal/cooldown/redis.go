@@ -43,8 +43,12 @@ func NewRedis(c redis.UniversalClient, prefix string, cfg Config) *Redis {
 
 // KEYS[1] = key base; ARGV: bucket, buckets, transient(0/1), bucket ttl ms,
 // min calls, threshold, duration ms, now ms, attempts to add (>= 1).
+// While the cooldown is open nothing is counted; opening it deletes the
+// window's buckets, so the window starts afresh when it ends (Store.Record).
 var recordScript = redis.NewScript(`
 local base = KEYS[1]
+local open = redis.call('PTTL', base .. ':open')
+if open > 0 then return open end
 local b = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
 local ttl = tonumber(ARGV[4])
@@ -54,8 +58,6 @@ if ARGV[3] == '1' then
   redis.call('INCR', base .. ':f:' .. b)
   redis.call('PEXPIRE', base .. ':f:' .. b, ttl)
 end
-local open = redis.call('PTTL', base .. ':open')
-if open > 0 then return open end
 local calls, fails = 0, 0
 for i = b - n + 1, b do
   calls = calls + tonumber(redis.call('GET', base .. ':c:' .. i) or '0')
@@ -63,6 +65,9 @@ for i = b - n + 1, b do
 end
 if calls >= tonumber(ARGV[5]) and fails >= tonumber(ARGV[6]) * calls then
   redis.call('SET', base .. ':open', ARGV[8], 'PX', ARGV[7], 'NX')
+  for i = b - n + 1, b do
+    redis.call('DEL', base .. ':c:' .. i, base .. ':f:' .. i)
+  end
   return tonumber(ARGV[7])
 end
 return 0

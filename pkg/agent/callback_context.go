@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
+	"github.com/agentfleet/agentfleet/pkg/agent/tool"
 )
 
 // CallbackContext is what a callback knows about the running invocation. It
@@ -101,6 +102,14 @@ func (t CompletedTool) Succeeded() bool {
 	}
 	_, hasReason := t.Response["reason"]
 	return !hasReason
+}
+
+// OutcomeUnknown reports whether the tool's response says it failed after
+// it may have acted (reason tool.ReasonOutcomeUnknown): neither done nor
+// not done, so a message to the user must not say it did not happen.
+func (t CompletedTool) OutcomeUnknown() bool {
+	r, _ := t.Response["reason"].(string)
+	return r == tool.ReasonOutcomeUnknown
 }
 
 // CompletedToolsOf pairs the function calls in events with their responses

@@ -298,3 +298,57 @@ func TestBrokenSchemaEndsTheInvocation(t *testing.T) {
 		t.Fatalf("CheckTools of the fixture's own tools = %v", err)
 	}
 }
+
+// malformed is a response that broke the function-calling protocol and
+// carries nothing else (Gemini's MALFORMED_FUNCTION_CALL).
+func malformed() *model.Response {
+	return &model.Response{FinishReason: model.FinishReasonMalformedFunctionCall, TurnComplete: true}
+}
+
+// TOOL_PROTOCOL (DESIGN): "the model may correct itself within the budget".
+// A malformed call with nothing else is not a final answer (it ended the
+// invocation as an empty "completed" answer before): the model is asked
+// again, each time charged to the call budget, which bounds a model that
+// never recovers (CALL_BUDGET).
+func TestToolProtocolBreakAsksTheModelAgain(t *testing.T) {
+	f := newFixture(t, agenttest.Reply(malformed()), agenttest.Reply(agenttest.Text("Order A-1042 is on its way.")))
+	out, err := f.runner.Invoke(context.Background(), agentReq("inv-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Final == nil || out.Final.Content.Text() != "Order A-1042 is on its way." || out.ModelCalls != 2 {
+		t.Fatalf("final=%v model calls=%d, want the second answer after 2 calls", out.Final, out.ModelCalls)
+	}
+
+	g := newFixture(t, agenttest.Reply(malformed()), agenttest.Reply(malformed()), agenttest.Reply(malformed()))
+	g.agent.MaxModelCalls = 3
+	_, err = g.runner.Invoke(context.Background(), agentReq("inv-2"))
+	if !errors.Is(err, model.ErrCallBudgetExceeded) || g.model.Calls() != 3 {
+		t.Fatalf("error = %v after %d calls, want the call budget after 3", err, g.model.Calls())
+	}
+
+	// A resumed invocation whose last event is the break asks again too.
+	h := newFixture(t, agenttest.Reply(malformed()))
+	h.agent.MaxModelCalls = 1
+	if _, err := h.runner.Invoke(context.Background(), agentReq("inv-3")); !errors.Is(err, model.ErrCallBudgetExceeded) {
+		t.Fatalf("first run: %v, want the call budget", err)
+	}
+	h.model.Push(agenttest.Reply(agenttest.Text("done")))
+	out, err = h.runner.Invoke(context.Background(), agent.RunRequest{InvocationID: "inv-3", UserID: "u1", SessionID: "s1", FreshBudget: true,
+		Message: model.NewTextContent(model.RoleUser, "x")})
+	if err != nil || out.Final == nil || out.Final.Content.Text() != "done" {
+		t.Fatalf("resume: %v, final %v; want the model asked again", err, out.Final)
+	}
+}
+
+// A break that came with text (shown to a streaming caller) is left final:
+// asking again would answer twice.
+func TestToolProtocolBreakWithTextIsFinal(t *testing.T) {
+	resp := malformed()
+	resp.Content = model.NewTextContent(model.RoleModel, "Let me look that up")
+	f := newFixture(t, agenttest.Reply(resp), agenttest.Reply(agenttest.Text("never")))
+	out, err := f.runner.Invoke(context.Background(), agentReq("inv-1"))
+	if err != nil || out.Final == nil || f.model.Calls() != 1 {
+		t.Fatalf("err=%v final=%v calls=%d, want the text final after one call", err, out.Final, f.model.Calls())
+	}
+}

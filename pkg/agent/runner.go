@@ -456,6 +456,11 @@ func (inv *invocation) steps(ctx context.Context, yield func(*session.Event, err
 		}
 		calls := ev.FunctionCalls()
 		if len(calls) == 0 {
+			if ev.ToolProtocolBreak() {
+				// A malformed or unexpected call and nothing else: the
+				// model may correct itself, within the call budget.
+				continue
+			}
 			return nil // final response (possibly in-band failure: the caller classifies it)
 		}
 		ended, err := inv.runTools(ctx, calls, yield)

@@ -234,7 +234,7 @@ func (c *call) run(ctx context.Context, args map[string]any, leaseUntil time.Tim
 // outcomeUnknown is stored for a call whose tool returned an error that
 // does not say the effect was not applied, or panicked (ErrNotApplied).
 var outcomeUnknown = func() json.RawMessage {
-	raw, _ := json.Marshal(tool.Error("outcome_unknown", false,
+	raw, _ := json.Marshal(tool.Error(tool.ReasonOutcomeUnknown, false,
 		"The tool failed after it may have acted; do not call it again. Tell the user it is being checked."))
 	return raw
 }()

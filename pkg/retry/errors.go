@@ -24,6 +24,13 @@ const (
 	// ReasonCallBudget: the invocation's call budget refused the retry
 	// (PerAttempt accounting).
 	ReasonCallBudget = "call_budget"
+	// ReasonNotSent: a decorator below refused the retry before it reached
+	// the provider (model.ErrNotSent: the fleet cooldown opened after the
+	// last attempt). Err is the last provider attempt's error and Cause the
+	// refusal, so the failure is classified by what the provider answered
+	// and the caller still sees the refusal (errors.As a cooldown's
+	// OpenError) to hold the work until the cooldown ends.
+	ReasonNotSent = "not_sent"
 )
 
 // GaveUpError ends a call whose failure was retryable, or that made more
@@ -35,14 +42,16 @@ const (
 type GaveUpError struct {
 	// Model is the decorated model's name.
 	Model string
-	// Attempts is the number of provider attempts made.
+	// Attempts is the number of provider attempts made (a refused one,
+	// ReasonNotSent, is not counted).
 	Attempts int
 	// Reason is one of the Reason constants.
 	Reason string
 	// Err is the last attempt's error.
 	Err error
 	// Cause is the error that stopped retrying when it is not Err (the
-	// context's error, a *model.CallBudgetError); nil otherwise.
+	// context's error, a *model.CallBudgetError, a refusal before the
+	// provider); nil otherwise.
 	Cause error
 }
 

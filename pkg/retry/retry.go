@@ -2,6 +2,7 @@ package retry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"math/rand/v2"
@@ -99,9 +100,13 @@ func (r *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 		name := r.inner.Name()
 		r.metrics.ModelCall(name)
 		sched := r.schedule()
+		var lastErr error // the last provider attempt's error
 		for attempt := 1; ; attempt++ {
-			r.metrics.ProviderAttempt(name)
 			emitted, err, stopped := r.attempt(ctx, req, stream, yield)
+			notSent := err != nil && errors.Is(err, model.ErrNotSent)
+			if !notSent {
+				r.metrics.ProviderAttempt(name)
+			}
 			if stopped {
 				return
 			}
@@ -109,6 +114,19 @@ func (r *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 				r.budget.OnSuccess()
 				return
 			}
+			if notSent {
+				// Refused before the provider (the fleet cooldown opened
+				// after the last attempt): not an attempt and not a
+				// failure of its own. The first attempt's refusal is
+				// returned as it is; a later one as the last provider
+				// failure, with the refusal as its cause.
+				if attempt > 1 {
+					err = &GaveUpError{Model: name, Attempts: attempt - 1, Reason: ReasonNotSent, Err: lastErr, Cause: err}
+				}
+				yield(nil, err)
+				return
+			}
+			lastErr = err
 			class := taxonomy.ClassifyError(err)
 			retryable := taxonomy.PolicyFor(class).Retryable
 			if retryable {

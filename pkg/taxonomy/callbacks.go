@@ -2,6 +2,7 @@ package taxonomy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -59,8 +60,9 @@ type CallbackOptions struct {
 	// (e.g. "your refund for order A-1042"). Nil means DefaultDescribeTool.
 	DescribeTool func(agent.CompletedTool) string
 	// DegradedMessage builds the whole degraded message from the tool
-	// calls that completed successfully in this invocation. Nil means
-	// DefaultDegradedMessage with DescribeTool.
+	// calls of this invocation that completed successfully or whose
+	// outcome is unknown (CompletedTool.OutcomeUnknown: it may have acted),
+	// in call order. Nil means DefaultDegradedMessage with DescribeTool.
 	DegradedMessage func(completed []agent.CompletedTool) string
 }
 
@@ -98,7 +100,10 @@ func AfterModel(opts CallbackOptions) agent.AfterModelCallback {
 }
 
 // OnModelError returns an on-model-error callback. It ignores cancellation
-// (returns nil: not a failure). Otherwise it classifies the error, records
+// (returns nil: not a failure), and a call refused before the provider
+// (model.ErrNotSent, the fleet cooldown) escalates without a degraded
+// message, recorded only as the provider failure before it, if any.
+// Otherwise it classifies the error, records
 // it like AfterModel, and, when the class's policy says Degrade (the
 // transient classes, whose retries the decorator has already spent),
 // answers with an honest degraded message that names the tool calls that
@@ -116,14 +121,22 @@ func OnModelError(opts CallbackOptions) agent.OnModelErrorCallback {
 			name = req.Model
 		}
 		f := FailureFromError(name, err)
-		opts.record(cc, f)
-		if !f.Policy().Degrade {
+		notSent := errors.Is(err, model.ErrNotSent)
+		if !notSent || f.Class != Unknown {
+			// A call refused before the provider (the fleet cooldown) is
+			// not a failure; a retry refused after a provider failure
+			// records that failure's class (retry.ReasonNotSent).
+			opts.record(cc, f)
+		}
+		if notSent || !f.Policy().Degrade {
+			// A refused call escalates: its caller holds the work until
+			// the cooldown ends instead of answering a degraded message.
 			return nil, nil
 		}
 		var done []agent.CompletedTool
 		if cc != nil {
 			for _, t := range cc.CompletedTools() {
-				if t.Succeeded() {
+				if t.Succeeded() || t.OutcomeUnknown() {
 					done = append(done, t)
 				}
 			}
@@ -173,25 +186,59 @@ func TextResponse(text string) *model.Response {
 
 // DefaultDegradedMessage is the degraded message for a transient failure
 // after retries. It never claims that nothing happened when tools already
-// completed: each completed tool call is named with describe.
+// acted: each completed tool call is named with describe, and so is each
+// call whose outcome is unknown (CompletedTool.OutcomeUnknown), as being
+// checked; the user is then asked not to repeat the request, since a new
+// request could do it a second time. Calls that describe names alike are
+// named once.
 func DefaultDegradedMessage(completed []agent.CompletedTool, describe func(agent.CompletedTool) string) string {
-	if len(completed) == 0 {
-		return "Your request was not completed because the assistant service is unavailable right now. " +
-			"Please try again in a few minutes."
-	}
-	names := make([]string, 0, len(completed))
+	var done, unknown []string
+	seen := map[string]bool{}
 	for _, t := range completed {
-		names = append(names, describe(t))
+		name := describe(t)
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		if t.OutcomeUnknown() {
+			unknown = append(unknown, name)
+		} else {
+			done = append(done, name)
+		}
 	}
-	var done string
-	switch len(names) {
-	case 1:
-		done = names[0] + " was completed"
-	default:
-		done = strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] + " were completed"
+	const unavailable = "the assistant service is unavailable right now."
+	var parts []string
+	if len(done) > 0 {
+		parts = append(parts, joinNames(done)+pick(len(done), " was completed", " were completed"))
 	}
-	return upperFirst(done) + ", but I could not finish the rest of your request because the assistant " +
-		"service is unavailable right now. Please try again in a few minutes."
+	if len(unknown) > 0 {
+		parts = append(parts, joinNames(unknown)+pick(len(unknown), " may have gone through and is being checked",
+			" may have gone through and are being checked"))
+	}
+	switch {
+	case len(parts) == 0:
+		return "Your request was not completed because " + unavailable + " Please try again in a few minutes."
+	case len(unknown) == 0:
+		return upperFirst(parts[0]) + ", but I could not finish the rest of your request because " + unavailable +
+			" Please try again in a few minutes."
+	}
+	return upperFirst(strings.Join(parts, ", and ")) + ", but I could not finish the rest of your request because " +
+		unavailable + " Please do not send the request again: what may have gone through is being checked."
+}
+
+// joinNames joins names as a sentence does: "a", "a and b", "a, b and c".
+func joinNames(names []string) string {
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+func pick(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // DefaultDescribeTool names a completed tool call by its name and

@@ -246,16 +246,24 @@ func TestAfterModel_InBand(t *testing.T) {
 		class     taxonomy.Class
 		refused   bool
 		truncated bool
+		then      *model.Response // the model's next answer, when the loop asks again
 	}{
-		{"safety stop is refused", &model.Response{FinishReason: model.FinishReasonSafety, ErrorCode: model.FinishReasonSafety, ErrorMessage: "blocked: harassment"}, taxonomy.OutputBlocked, true, false},
-		{"blocked prompt is refused", &model.Response{ErrorCode: model.FinishReasonProhibitedContent, ErrorMessage: "prompt blocked"}, taxonomy.PromptBlocked, true, false},
-		{"truncation is flagged and left alone", &model.Response{Content: text, FinishReason: model.FinishReasonMaxTokens, TurnComplete: true}, taxonomy.Truncated, false, true},
-		{"empty response is UNKNOWN and left alone", &model.Response{}, taxonomy.Unknown, false, false},
-		{"malformed call is TOOL_PROTOCOL and left alone", &model.Response{FinishReason: model.FinishReasonMalformedFunctionCall, ErrorCode: model.FinishReasonMalformedFunctionCall}, taxonomy.ToolProtocol, false, false},
+		{"safety stop is refused", &model.Response{FinishReason: model.FinishReasonSafety, ErrorCode: model.FinishReasonSafety, ErrorMessage: "blocked: harassment"}, taxonomy.OutputBlocked, true, false, nil},
+		{"blocked prompt is refused", &model.Response{ErrorCode: model.FinishReasonProhibitedContent, ErrorMessage: "prompt blocked"}, taxonomy.PromptBlocked, true, false, nil},
+		{"truncation is flagged and left alone", &model.Response{Content: text, FinishReason: model.FinishReasonMaxTokens, TurnComplete: true}, taxonomy.Truncated, false, true, nil},
+		{"empty response is UNKNOWN and left alone", &model.Response{}, taxonomy.Unknown, false, false, nil},
+		// Left alone and counted; the loop asks the model again (it may
+		// correct itself within the call budget).
+		{"malformed call is TOOL_PROTOCOL and left alone", &model.Response{FinishReason: model.FinishReasonMalformedFunctionCall, ErrorCode: model.FinishReasonMalformedFunctionCall}, taxonomy.ToolProtocol, false, false,
+			agenttest.Text("Order A-1042 is on its way.")},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, taxonomy.CallbackOptions{Model: "gemini-2.5-flash"}, agenttest.Reply(tc.resp))
+			steps := []agenttest.Step{agenttest.Reply(tc.resp)}
+			if tc.then != nil {
+				steps = append(steps, agenttest.Reply(tc.then))
+			}
+			h := newHarness(t, taxonomy.CallbackOptions{Model: "gemini-2.5-flash"}, steps...)
 			events, sess, err := h.run(t, "inv-inband")
 			if err != nil {
 				t.Fatal(err)
@@ -264,7 +272,12 @@ func TestAfterModel_InBand(t *testing.T) {
 			if tc.refused != (final.Content.Text() == taxonomy.DefaultRefusal) {
 				t.Fatalf("final text %q (refused want %v)", final.Content.Text(), tc.refused)
 			}
-			if !tc.refused && final.FinishReason != tc.resp.FinishReason {
+			if tc.then != nil {
+				if final.Content.Text() != tc.then.Content.Text() || events[len(events)-2].FinishReason != tc.resp.FinishReason {
+					t.Fatalf("events end %q after finish %q, want the break left alone and then the model's next answer",
+						final.Content.Text(), events[len(events)-2].FinishReason)
+				}
+			} else if !tc.refused && final.FinishReason != tc.resp.FinishReason {
 				t.Fatalf("response was changed: finish %q", final.FinishReason)
 			}
 			if sess.State[taxonomy.StateErrorClass] != string(tc.class) || sess.State[taxonomy.StateErrorChannel] != string(taxonomy.ChannelInBand) {

@@ -41,6 +41,13 @@ var KnownFinishReasons = []FinishReason{
 	FinishReasonUnexpectedToolCall, FinishReasonTooManyToolCalls,
 }
 
+// ToolProtocol reports whether r says the model broke the function-calling
+// protocol (a malformed call, a call of no declared tool, too many calls):
+// the TOOL_PROTOCOL class, which the model may correct by being asked again.
+func (r FinishReason) ToolProtocol() bool {
+	return r == FinishReasonMalformedFunctionCall || r == FinishReasonUnexpectedToolCall || r == FinishReasonTooManyToolCalls
+}
+
 // Known reports whether r is one of the named constants.
 func (r FinishReason) Known() bool {
 	for _, k := range KnownFinishReasons {

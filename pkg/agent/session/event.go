@@ -65,9 +65,10 @@ type Actions struct {
 
 // IsFinalResponse reports whether e ends a model turn: a model event that is
 // not partial and asks for no function call. A response with no content and
-// only an error code is final too: the loop never spins on it.
+// only an error code is final too: the loop never spins on it. A tool
+// protocol break (ToolProtocolBreak) is not: the model is asked again.
 func (e *Event) IsFinalResponse() bool {
-	if e == nil || e.Partial || e.Author == AuthorUser || e.CutOff {
+	if e == nil || e.Partial || e.Author == AuthorUser || e.CutOff || e.ToolProtocolBreak() {
 		return false
 	}
 	if e.Actions.EndInvocation {
@@ -77,6 +78,22 @@ func (e *Event) IsFinalResponse() bool {
 		return false
 	}
 	return len(e.Content.FunctionCalls()) == 0
+}
+
+// ToolProtocolBreak reports whether e is a model response that broke the
+// function-calling protocol (its finish reason or error code is a
+// model.FinishReason.ToolProtocol reason) and holds no text and no function
+// call: nothing reached the caller, so the agent loop asks the model again
+// (the TOOL_PROTOCOL rule: the model may correct itself within the call
+// budget, which bounds the asking).
+func (e *Event) ToolProtocolBreak() bool {
+	if e == nil || e.Partial || e.CutOff || e.Author == AuthorUser || e.Actions.EndInvocation {
+		return false
+	}
+	if !e.FinishReason.ToolProtocol() && !e.ErrorCode.ToolProtocol() {
+		return false
+	}
+	return e.Content.Text() == "" && len(e.Content.FunctionCalls()) == 0 && len(e.Content.FunctionResponses()) == 0
 }
 
 // FunctionCalls returns the function calls in the event's content.

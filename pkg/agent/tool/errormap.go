@@ -20,6 +20,10 @@ const (
 	ReasonBadArguments = "bad_arguments"
 	ReasonUnknownTool  = "unknown_tool"
 	ReasonInternal     = "internal_error"
+	// ReasonOutcomeUnknown: the tool failed after it may have acted (the
+	// idempotency wrapper's stored answer for such a call); the model must
+	// not call it again and the user must not be told nothing happened.
+	ReasonOutcomeUnknown = "outcome_unknown"
 )
 
 // MaxErrorStringLen caps every string in an error map (in runes).
