@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -59,8 +60,10 @@ func ConnectNATS(cfg config.NATS, name string, log zerolog.Logger) (*nats.Conn, 
 }
 
 // StartEmbedded starts an in-process nats-server with JetStream storing
-// under cfg.DataDir, listening on 127.0.0.1:cfg.Port (-1: a free port).
+// under cfg.DataDir, listening on 127.0.0.1:cfg.Port (-1: a free port; 0:
+// config.DefaultEmbeddedPort, 4223).
 func StartEmbedded(cfg config.Embedded, log zerolog.Logger) (*server.Server, error) {
+	cfg = cfg.WithDefaults()
 	dir, err := filepath.Abs(cfg.DataDir)
 	if err != nil {
 		return nil, err
@@ -78,7 +81,10 @@ func StartEmbedded(cfg config.Embedded, log zerolog.Logger) (*server.Server, err
 	go s.Start()
 	if !s.ReadyForConnections(15 * time.Second) {
 		s.Shutdown()
-		return nil, fmt.Errorf("embedded: server on port %d not ready (is the port taken? set embedded.port)", cfg.Port)
+		if cfg.Port < 0 {
+			return nil, errors.New("embedded: server on a free port of 127.0.0.1 not ready within 15s")
+		}
+		return nil, fmt.Errorf("embedded: server on 127.0.0.1:%d not ready within 15s (is the port taken? set embedded.port)", cfg.Port)
 	}
 	log.Info().Str("mode", "embedded").Str("url", s.ClientURL()).Str("data_dir", dir).
 		Msg("embedded NATS server with JetStream started")

@@ -15,10 +15,23 @@ import (
 // Check is one readiness check; nil means ready.
 type Check func(ctx context.Context) error
 
-// ServeHTTP serves /metrics (reg), /healthz (the process is alive) and
-// /readyz (every check passes within 2s) on addr until ctx ends. It returns
-// the bound address (useful with ":0").
-func ServeHTTP(ctx context.Context, addr string, reg *prometheus.Registry, checks map[string]Check, log zerolog.Logger) (string, error) {
+// httpShutdownTimeout bounds how long a stopping HTTP server waits for the
+// requests it is serving.
+const httpShutdownTimeout = 5 * time.Second
+
+// HTTPServer is a running /metrics, /healthz and /readyz server
+// (StartHTTP).
+type HTTPServer struct {
+	srv  *http.Server
+	addr string
+	log  zerolog.Logger
+}
+
+// StartHTTP serves /metrics (reg), /healthz (the process is alive) and
+// /readyz (every check passes within 2s; 503 naming the first that fails)
+// on addr until Shutdown. Unlike ServeHTTP it does not stop with a context:
+// a worker keeps it up while it drains, so its last counters are scraped.
+func StartHTTP(addr string, reg *prometheus.Registry, checks map[string]Check, log zerolog.Logger) (*HTTPServer, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -39,19 +52,40 @@ func ServeHTTP(ctx context.Context, addr string, reg *prometheus.Registry, check
 	})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	s := &HTTPServer{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, addr: ln.Addr().String(), log: log}
 	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error().Err(err).Msg("http server")
 		}
 	}()
+	return s, nil
+}
+
+// Addr is the address the server listens on (useful with ":0").
+func (s *HTTPServer) Addr() string { return s.addr }
+
+// Shutdown stops the server, letting the requests it serves finish for up
+// to 5s.
+func (s *HTTPServer) Shutdown() {
+	ctx, cancel := context.WithTimeout(context.Background(), httpShutdownTimeout)
+	defer cancel()
+	if err := s.srv.Shutdown(ctx); err != nil {
+		s.log.Debug().Err(err).Msg("http server shutdown")
+	}
+}
+
+// ServeHTTP is StartHTTP until ctx ends. It returns the bound address
+// (useful with ":0").
+func ServeHTTP(ctx context.Context, addr string, reg *prometheus.Registry, checks map[string]Check, log zerolog.Logger) (string, error) {
+	s, err := StartHTTP(addr, reg, checks, log)
+	if err != nil {
+		return "", err
+	}
 	go func() {
 		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
+		s.Shutdown()
 	}()
-	return ln.Addr().String(), nil
+	return s.Addr(), nil
 }

@@ -154,12 +154,27 @@ func Connect(ctx context.Context, cfg config.Worker, log zerolog.Logger) (*Infra
 }
 
 // RunWorker runs one worker process until ctx ends (SIGTERM), then drains.
+// A ctx that ends while the worker is still starting (waiting for NATS, say)
+// is a clean stop too: RunWorker returns nil, not the interrupted step's
+// error. A start-up that fails for any other reason returns its error.
 func RunWorker(ctx context.Context, cfg config.Worker, getenv func(string) string, logOut io.Writer) error {
 	r, err := StartWorker(ctx, cfg, getenv, logOut)
 	if err != nil {
+		if stoppedWhileStarting(ctx, err) {
+			log := NewLogger(logOut, cfg.LogLevel)
+			log.Info().Str("worker", cfg.Worker.Name).Str("cause", err.Error()).
+				Msg("worker stopped before it started consuming")
+			return nil
+		}
 		return err
 	}
 	return r.Wait()
+}
+
+// stoppedWhileStarting reports a start-up error that is only ctx ending: the
+// step it interrupted failed with ctx's own error.
+func stoppedWhileStarting(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && errors.Is(err, ctx.Err())
 }
 
 // Running is a started worker process.
@@ -170,20 +185,29 @@ type Running struct {
 	Registry *prometheus.Registry
 	// Log is the process logger.
 	Log  zerolog.Logger
+	http *HTTPServer // nil without a metrics address
 	done chan error
 }
 
-// Wait blocks until the worker stopped (its context ended and it drained)
-// and releases its connections.
+// Wait blocks until the worker stopped (its context ended and it drained),
+// then stops the HTTP server (which served /metrics through the drain, with
+// /readyz answering not ready) and releases its connections.
 func (r *Running) Wait() error {
 	err := <-r.done
+	if r.http != nil {
+		r.http.Shutdown()
+	}
 	r.Infra.Close()
 	r.Log.Info().Msg("worker stopped")
 	return err
 }
 
 // StartWorker connects, builds the agent and starts consuming in the
-// background until ctx ends.
+// background until ctx ends. With a metrics address it serves /metrics,
+// /healthz and /readyz (NATS connected, stores answering, the worker
+// fetching: not ready while its fetches fail and from the end of ctx on)
+// until the worker has drained. Call Wait after ctx ends: it stops the
+// HTTP server and releases the connections.
 func StartWorker(ctx context.Context, cfg config.Worker, getenv func(string) string, logOut io.Writer) (_ *Running, err error) {
 	log := NewLogger(logOut, cfg.LogLevel).With().Str("worker", cfg.Worker.Name).Logger()
 	mode := "external"
@@ -222,22 +246,6 @@ func StartWorker(ctx context.Context, cfg config.Worker, getenv func(string) str
 	sup := SupportAgent(cfg, chain, inf.Stores, tm, im, log)
 	runner := &agent.Runner{Agent: sup, Sessions: inf.Stores.Sessions, Logger: log, Metrics: am}
 
-	if cfg.MetricsAddr != "" {
-		addr, err := ServeHTTP(ctx, cfg.MetricsAddr, reg, map[string]Check{
-			"nats": func(context.Context) error {
-				if !inf.NC.IsConnected() {
-					return errors.New("nats not connected")
-				}
-				return nil
-			},
-			"stores": inf.Stores.Ping,
-		}, log)
-		if err != nil {
-			return nil, fmt.Errorf("metrics_addr %s: %w", cfg.MetricsAddr, err)
-		}
-		log.Info().Str("addr", addr).Msg("serving /metrics, /healthz, /readyz")
-	}
-
 	w, err := worker.New(ctx, worker.Config{
 		Name: cfg.Worker.Name, Concurrency: cfg.Worker.Concurrency, MaxDeliveries: cfg.Worker.MaxDeliveries,
 		AckWait: cfg.Streams.AckWait, DrainTimeout: cfg.Worker.DrainTimeout, BusyDelay: cfg.Worker.BusyDelay,
@@ -258,6 +266,26 @@ func StartWorker(ctx context.Context, cfg config.Worker, getenv func(string) str
 		return nil, err
 	}
 	r := &Running{Infra: inf, Registry: reg, Log: log, done: make(chan error, 1)}
+	if cfg.MetricsAddr != "" {
+		// The server outlives ctx: Running.Wait stops it once the worker
+		// has drained, so what the drain counts is still scraped. /readyz
+		// answers not ready from the end of ctx on (the worker check).
+		srv, err := StartHTTP(cfg.MetricsAddr, reg, map[string]Check{
+			"nats": func(context.Context) error {
+				if !inf.NC.IsConnected() {
+					return errors.New("nats not connected")
+				}
+				return nil
+			},
+			"stores": inf.Stores.Ping,
+			"worker": func(context.Context) error { return w.Ready() },
+		}, log)
+		if err != nil {
+			return nil, fmt.Errorf("metrics_addr %s: %w", cfg.MetricsAddr, err)
+		}
+		r.http = srv
+		log.Info().Str("addr", srv.Addr()).Msg("serving /metrics, /healthz, /readyz")
+	}
 	go func() { r.done <- w.Run(ctx) }()
 	return r, nil
 }

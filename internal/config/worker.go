@@ -60,9 +60,22 @@ type TLS struct {
 type Embedded struct {
 	Enabled bool   `yaml:"enabled"`  // Enabled runs the embedded server (forced on when NATS.URL is empty).
 	DataDir string `yaml:"data_dir"` // DataDir holds the server's data (default ".data/agentfleet").
-	// Port of the embedded server (-1 picks a free one; 0 means 4223 so that
-	// producer and replayer commands on the same machine can reach it).
+	// Port of the embedded server (-1 picks a free one; 0 means
+	// DefaultEmbeddedPort, 4223, so that producer and replayer commands on
+	// the same machine can reach it). Not NATS's own 4222: that is the
+	// machine's NATS server.
 	Port int `yaml:"port"`
+}
+
+// DefaultEmbeddedPort is the embedded server's port when Embedded.Port is 0.
+const DefaultEmbeddedPort = 4223
+
+// WithDefaults returns e with a zero Port set to DefaultEmbeddedPort.
+func (e Embedded) WithDefaults() Embedded {
+	if e.Port == 0 {
+		e.Port = DefaultEmbeddedPort
+	}
+	return e
 }
 
 // Redis is how to reach Redis.
@@ -133,8 +146,11 @@ type Model struct {
 	Spec          string `yaml:"spec"`            // Spec is "sim", "gemini:<model>" or "openai:<model>" (default "sim").
 	OpenAIBaseURL string `yaml:"openai_base_url"` // OpenAIBaseURL overrides the OpenAI API endpoint.
 	GeminiBaseURL string `yaml:"gemini_base_url"` // GeminiBaseURL overrides the Gemini API endpoint.
-	// MaxModelCalls is the per-invocation budget (default 12 for the
-	// support agent; 0 here means that default).
+	// MaxModelCalls is the per-invocation model-call budget (default
+	// DefaultSupportMaxModelCalls, 12, for the support agent; 0 means that
+	// default, not pkg/agent's 500). Negative values are rejected by
+	// Validate: pkg/agent reads them as "no limit", which only tests may
+	// use.
 	MaxModelCalls int   `yaml:"max_model_calls"`
 	Retry         Retry `yaml:"retry"` // Retry tunes retries of model calls.
 	Sim           Sim   `yaml:"sim"`   // Sim tunes the simulated provider.
@@ -180,11 +196,19 @@ type Idempotency struct {
 	Lease     time.Duration `yaml:"lease"` // Lease is how long a claim holds without renewal (default 30s).
 }
 
+// DefaultSupportMaxModelCalls is the shipped support agent's model-call
+// budget per invocation (model.max_model_calls, also used when it is 0):
+// answering a billing question takes a lookup, a refund and a reply, so
+// twelve calls leave room for corrections while a model that loops on its
+// tools is stopped after a few cents, not after pkg/agent's
+// DefaultMaxModelCalls (500).
+const DefaultSupportMaxModelCalls = 12
+
 // DefaultWorker returns the documented defaults.
 func DefaultWorker() Worker {
 	host, _ := os.Hostname()
 	return Worker{
-		Embedded: Embedded{DataDir: ".data/agentfleet", Port: 4223},
+		Embedded: Embedded{DataDir: ".data/agentfleet", Port: DefaultEmbeddedPort},
 		Redis:    Redis{Prefix: "af:"},
 		Streams: Streams{
 			Requests: "AGENT_REQUESTS", Results: "AGENT_RESULTS", DLQ: "AGENT_DLQ", Consumer: "workers",
@@ -197,7 +221,7 @@ func DefaultWorker() Worker {
 			DrainTimeout: 25 * time.Second, BusyDelay: 2 * time.Second, InfraBackoffMax: 30 * time.Second,
 			SessionLease: 30 * time.Second,
 		},
-		Model: Model{Spec: "sim", MaxModelCalls: 12,
+		Model: Model{Spec: "sim", MaxModelCalls: DefaultSupportMaxModelCalls,
 			Retry: Retry{Attempts: 3, Initial: 500 * time.Millisecond, Max: 8 * time.Second, HintCap: 30 * time.Second,
 				BudgetMaxTokens: 10, BudgetTokenRatio: 0.1},
 			Sim: Sim{Latency: 20 * time.Millisecond, Seed: 1}},
@@ -232,6 +256,55 @@ func (c Worker) Validate() error {
 	}
 	if c.Idempotency.Lease <= 0 || c.Worker.SessionLease <= 0 {
 		add("idempotency.lease and worker.session_lease must be positive")
+	}
+	// Zero means "the default" for most of these (model.sim.latency: none),
+	// but a negative value is passed on as it is: a negative busy_delay or infra_backoff_max makes
+	// NakWithDelay a plain Nak (immediate redelivery, a fleet-wide spin), a
+	// negative drain_timeout stops in-flight work at once on SIGTERM, and a
+	// negative max_model_calls removes the call budget. streams.dlq_max_age
+	// is checked with the retention above.
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{
+		{"worker.drain_timeout", c.Worker.DrainTimeout},
+		{"worker.busy_delay", c.Worker.BusyDelay},
+		{"worker.infra_backoff_max", c.Worker.InfraBackoffMax},
+		{"streams.duplicate_window", c.Streams.DuplicateWindow},
+		{"streams.results_max_age", c.Streams.ResultsMaxAge},
+		{"model.retry.initial", c.Model.Retry.Initial},
+		{"model.retry.max", c.Model.Retry.Max},
+		{"model.retry.hint_cap", c.Model.Retry.HintCap},
+		{"model.sim.latency", c.Model.Sim.Latency},
+	} {
+		if d.v < 0 {
+			add("%s %v must not be negative", d.key, d.v)
+		}
+	}
+	for _, n := range []struct {
+		key string
+		v   int
+	}{
+		{"streams.replicas", c.Streams.Replicas},
+		{"streams.max_ack_pending", c.Streams.MaxAckPending},
+		{"streams.max_request_bytes", c.Streams.MaxRequestBytes},
+		{"model.max_model_calls", c.Model.MaxModelCalls},
+		{"model.retry.attempts", c.Model.Retry.Attempts},
+	} {
+		if n.v < 0 {
+			add("%s %d must not be negative", n.key, n.v)
+		}
+	}
+	for _, f := range []struct {
+		key string
+		v   float64
+	}{
+		{"model.retry.budget_max_tokens", c.Model.Retry.BudgetMaxTokens},
+		{"model.retry.budget_token_ratio", c.Model.Retry.BudgetTokenRatio},
+	} {
+		if !(f.v >= 0) {
+			add("%s %v must not be negative", f.key, f.v)
+		}
 	}
 	spec := c.Model.Spec
 	switch {

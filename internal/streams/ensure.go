@@ -40,18 +40,29 @@ func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) ([]Applied,
 		}
 		applied = append(applied, a)
 	}
-	for _, c := range []struct {
-		stream string
-		cc     jetstream.ConsumerConfig
-	}{
-		{cfg.RequestsStream, cfg.WorkerConsumerConfig()},
-		{cfg.DLQStream, cfg.ReplayerConsumerConfig()},
-	} {
-		if _, err := js.CreateOrUpdateConsumer(ctx, c.stream, c.cc); err != nil {
-			return applied, fmt.Errorf("streams: ensure consumer %s on %s: %w", c.cc.Durable, c.stream, err)
-		}
+	if _, err := EnsureWorkerConsumer(ctx, js, cfg); err != nil {
+		return applied, err
+	}
+	if _, err := js.CreateOrUpdateConsumer(ctx, cfg.DLQStream, cfg.ReplayerConsumerConfig()); err != nil {
+		return applied, fmt.Errorf("streams: ensure consumer %s on %s: %w", cfg.ReplayerConsumer, cfg.DLQStream, err)
 	}
 	return applied, nil
+}
+
+// EnsureWorkerConsumer creates the durable worker consumer of cfg (after
+// WithDefaults: WorkerConsumerConfig on the requests stream), or updates it
+// to cfg when it exists, and returns it. Ensure creates it so at start-up;
+// a worker calls this when its consumer has disappeared (deleted by hand,
+// the stream re-created without it) to consume again with the same
+// configuration. The requests stream must exist.
+func EnsureWorkerConsumer(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Consumer, error) {
+	cfg = cfg.WithDefaults()
+	cc := cfg.WorkerConsumerConfig()
+	c, err := js.CreateOrUpdateConsumer(ctx, cfg.RequestsStream, cc)
+	if err != nil {
+		return nil, fmt.Errorf("streams: ensure consumer %s on %s: %w", cc.Durable, cfg.RequestsStream, err)
+	}
+	return c, nil
 }
 
 // DLQMaxAge returns the DLQ stream's max age as the server has it (0: it

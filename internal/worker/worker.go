@@ -53,10 +53,14 @@ type Worker struct {
 	cfg  Config
 	deps Deps
 	log  zerolog.Logger
-	cons jetstream.Consumer
+	cons jetstream.Consumer // bound in New; Run binds again when it is gone
 	// cool caches Deps.Cooldown's answers (nil without Deps.Cooldown).
 	cool *cooldown.StatusCache
 	gate session.Gate // deps.Gate or the sequential one
+	// ready is what Ready reports; Run sets it.
+	ready readiness
+	// pause waits between failed fetches (sleepCtx; tests record it).
+	pause func(ctx context.Context, d time.Duration)
 
 	stop     chan struct{} // closed after the drain timeout: stop at a step boundary
 	stopOnce sync.Once
@@ -99,22 +103,31 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 		gate = session.NewGate(deps.Locker, deps.Invocations)
 	}
 	return &Worker{
-		cfg:  cfg,
-		deps: deps,
-		gate: gate,
-		log:  deps.Logger, // carries the worker name (internal/app adds it to every line)
-		cons: cons,
-		cool: cool,
-		stop: make(chan struct{}),
+		pause: sleepCtx,
+		cfg:   cfg,
+		deps:  deps,
+		gate:  gate,
+		log:   deps.Logger, // carries the worker name (internal/app adds it to every line)
+		cons:  cons,
+		cool:  cool,
+		stop:  make(chan struct{}),
 	}, nil
 }
 
 // Run fetches and handles messages until ctx ends, then drains: it stops
-// fetching, lets in-flight invocations finish for DrainTimeout, then asks the
-// rest to stop at their next step boundary (they are Nak'ed so another
-// worker resumes them) and waits for them. It returns nil after a clean
-// drain.
+// fetching (Ready reports ErrDraining from then on), lets in-flight
+// invocations finish for DrainTimeout, then asks the rest to stop at their
+// next step boundary (they are Nak'ed so another worker resumes them) and
+// waits for them. It returns nil after a clean drain.
+//
+// A failed fetch does not end Run: the worker reports not ready (Ready),
+// logs the failure at warning level (at most once every 30s), waits a
+// delay growing from 0.5s to 15s between attempts, and when the consumer
+// is gone (deleted, or the stream re-created without it) binds to it again,
+// re-creating it with Deps.Streams' configuration if it does not exist.
+// The first fetch that succeeds makes it ready again.
 func (w *Worker) Run(ctx context.Context) error {
+	defer w.ready.set(ErrStopped)
 	slots := make(chan struct{}, w.cfg.Concurrency)
 	for range w.cfg.Concurrency {
 		slots <- struct{}{}
@@ -137,7 +150,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 
 	w.log.Info().Int("concurrency", w.cfg.Concurrency).Msg("worker consuming")
-	var fetchErr error
+	health := newFetchHealth()
 	for ctx.Err() == nil {
 		// Wait for at least one free slot, then take every free one.
 		select {
@@ -156,35 +169,21 @@ func (w *Worker) Run(ctx context.Context) error {
 			}
 		}
 		fctx, cancelFetch := context.WithTimeout(ctx, w.cfg.FetchWait)
-		batch, err := w.cons.Fetch(n, jetstream.FetchContext(fctx))
-		if err != nil {
-			cancelFetch()
-			for range n {
-				slots <- struct{}{}
-			}
-			if ctx.Err() != nil {
-				break
-			}
-			w.log.Warn().Err(err).Msg("fetch failed; retrying")
-			fetchErr = err
-			sleepCtx(ctx, time.Second)
-			continue
-		}
-		got := 0
-		for msg := range batch.Messages() {
-			got++
-			work <- msg // a handler is free: this message holds one of the n slots taken
-		}
-		if err := batch.Error(); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) &&
-			!errors.Is(err, jetstream.ErrNoMessages) && ctx.Err() == nil {
-			w.log.Debug().Err(err).Msg("fetch ended with an error")
-		}
+		got, err := w.fetch(fctx, n, work) // each message handed over holds one of the n slots
 		cancelFetch()
 		for range n - got {
 			slots <- struct{}{}
 		}
+		if ctx.Err() != nil {
+			break
+		}
+		if err != nil {
+			w.fetchFailed(ctx, health, err)
+			continue
+		}
+		w.fetchSucceeded(health)
 	}
-	_ = fetchErr
+	w.ready.set(ErrDraining)
 	close(work) // the handlers finish what they hold, then exit
 
 	// Drain.
