@@ -18,7 +18,9 @@ const SupportAgentName = "support"
 // SupportAgent builds the order-support agent with the seed's wiring: the
 // refund tool wrapped by pkg/idempotency (key fields order_id and
 // amount_cents), the classifying tool-error callback, and the taxonomy's
-// after-model and on-model-error callbacks.
+// after-model and on-model-error callbacks. Its model-call budget is
+// cfg.Model.MaxModelCalls, or config.DefaultSupportMaxModelCalls when that
+// is 0 (pkg/agent would otherwise read 0 as its own default of 500).
 func SupportAgent(cfg config.Worker, m model.Model, st *Stores, tm *taxonomy.Metrics, im *idempotency.Metrics, log zerolog.Logger) *agent.Agent {
 	refund := idempotency.Wrap(support.RefundOrder(st.Orders, idempotency.KeyFromContext), st.Idempotency, idempotency.Options{
 		Agent:     SupportAgentName,
@@ -30,12 +32,16 @@ func SupportAgent(cfg config.Worker, m model.Model, st *Stores, tm *taxonomy.Met
 		Logger:    log,
 	})
 	opts := taxonomy.CallbackOptions{Model: m.Name(), Metrics: tm, Logger: log}
+	maxCalls := cfg.Model.MaxModelCalls
+	if maxCalls == 0 {
+		maxCalls = config.DefaultSupportMaxModelCalls
+	}
 	return &agent.Agent{
 		Name:          SupportAgentName,
 		Model:         m,
 		Instruction:   support.Instruction,
 		Tools:         []tool.Tool{support.GetOrder(st.Orders), refund},
-		MaxModelCalls: cfg.Model.MaxModelCalls,
+		MaxModelCalls: maxCalls,
 		Callbacks: agent.Callbacks{
 			AfterModel:   []agent.AfterModelCallback{taxonomy.AfterModel(opts)},
 			OnModelError: []agent.OnModelErrorCallback{taxonomy.OnModelError(opts)},

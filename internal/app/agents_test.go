@@ -50,3 +50,40 @@ func TestSupportAgentWrapsOnlyTheEffectfulTool(t *testing.T) {
 		t.Fatalf("refund_order records %+v (%v), want one completed", recs, err)
 	}
 }
+
+// max_model_calls: 0 (or AGENTFLEET_MODEL_MAX_MODEL_CALLS=0) means the
+// support agent's default, config.DefaultSupportMaxModelCalls (12), not
+// pkg/agent's DefaultMaxModelCalls (500, what agent.Agent.WithDefaults
+// would make of a 0 passed through): a looping invocation stops after 12
+// paid model calls. A negative value (no limit at all in pkg/agent, only
+// sensible in its tests) is rejected by Validate.
+func TestMaxModelCallsZeroMeansTheSupportDefault(t *testing.T) {
+	env := map[string]string{"AGENTFLEET_MODEL_MAX_MODEL_CALLS": "0"}
+	cfg, err := config.LoadWorker(nil, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, nil)
+	if err != nil {
+		t.Fatalf("LoadWorker: %v", err)
+	}
+	st := &app.Stores{Orders: support.NewMemoryOrders(support.DemoOrders()...), Idempotency: idempotency.NewMemory()}
+	m, err := sim.New(sim.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := app.SupportAgent(cfg, m, st, nil, nil, zerolog.Nop())
+	if got := a.WithDefaults().MaxModelCalls; got != 12 {
+		t.Errorf("max_model_calls 0 (documented: the support default, 12): effective call budget %d", got)
+	}
+	cfg.Model.MaxModelCalls = 5
+	if got := app.SupportAgent(cfg, m, st, nil, nil, zerolog.Nop()).WithDefaults().MaxModelCalls; got != 5 {
+		t.Errorf("max_model_calls 5: effective call budget %d", got)
+	}
+
+	neg := config.DefaultWorker()
+	neg.Embedded.Enabled = true
+	if err := neg.Validate(); err != nil {
+		t.Fatalf("defaults do not validate: %v", err)
+	}
+	neg.Model.MaxModelCalls = -1
+	if err := neg.Validate(); err == nil {
+		t.Errorf("max_model_calls -1 (no call budget at all: a looping model runs forever) passes Validate")
+	}
+}

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"bytes"
 	"context"
 	"net"
 	"strconv"
@@ -8,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 
 	"github.com/agentfleet/agentfleet/internal/app"
@@ -111,5 +114,66 @@ func TestConnectErrorsRedactAnUnparseableURL(t *testing.T) {
 	_, err = app.ConnectNATS(config.NATS{URL: "nats://user:s3cret@127.0.0.1:42x2"}, "test", zerolog.Nop())
 	if err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("ConnectNATS: %v, want an error without the password", err)
+	}
+}
+
+// A NATS URL with a user and no password carries an auth token: nats.go
+// sends the user part as the CONNECT token (connectProto: "if no password,
+// assume username is authToken"). config.RedactURL hides it like a
+// password, so neither the worker's "connecting to NATS" log line nor
+// ConnectNATS's error (log pipelines, crash reports) shows it.
+func TestNATSTokenInURLIsNotLogged(t *testing.T) {
+	const token = "s3cr3t-nats-token"
+	// The user part of the URL really is the credential.
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, Authorization: token, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10e9) {
+		t.Fatal("server not ready")
+	}
+	t.Cleanup(s.Shutdown)
+	addr := s.Addr().String()
+	if nc, err := nats.Connect("nats://" + token + "@" + addr); err != nil {
+		t.Fatalf("token in the URL should authenticate: %v", err)
+	} else {
+		nc.Close()
+	}
+	if nc, err := nats.Connect("nats://" + addr); err == nil {
+		nc.Close()
+		t.Fatal("server accepts connections without the token")
+	}
+
+	// A port nobody listens on: the connection fails and the error is built.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	url := "nats://" + token + "@" + closed
+
+	if red := config.RedactURL(url); strings.Contains(red, token) {
+		t.Errorf("RedactURL(%q) = %q: the token is kept", url, red)
+	}
+	_, err = app.ConnectNATS(config.NATS{URL: url}, "t", zerolog.Nop())
+	if err == nil {
+		t.Fatal("connected to a closed port")
+	}
+	if strings.Contains(err.Error(), token) {
+		t.Errorf("ConnectNATS error shows the token: %v", err)
+	}
+
+	var logs bytes.Buffer
+	cfg := config.DefaultWorker()
+	cfg.NATS.URL = url
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // Connect logs, tries once, and gives up
+	if _, err := app.Connect(ctx, cfg, zerolog.New(&logs)); err == nil {
+		t.Fatal("Connect succeeded")
+	}
+	if strings.Contains(logs.String(), token) {
+		t.Errorf("worker log shows the token:\n%s", logs.String())
 	}
 }

@@ -127,12 +127,27 @@ func TestWorkerFileRetentionMustOutliveDLQ(t *testing.T) {
 	}
 }
 
+// RedactURL hides passwords everywhere and NATS tokens (a user name without
+// a password in a NATS URL), and keeps Redis ACL user names.
 func TestRedactURL(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"redis://:s3cret@127.0.0.1:6379/0", "redis://:REDACTED@127.0.0.1:6379/0"},
 		{"nats://user:s3cret@127.0.0.1:4222", "nats://user:REDACTED@127.0.0.1:4222"},
-		{"nats://user@127.0.0.1:4222", "nats://user@127.0.0.1:4222"}, // a token or user alone: no password to hide
+		// A NATS user without a password is the auth token (nats.go sends it
+		// as the CONNECT token), in every NATS scheme and with no scheme.
+		{"nats://s3cret@127.0.0.1:4222", "nats://REDACTED@127.0.0.1:4222"},
+		{"tls://s3cret@nats.example:4222", "tls://REDACTED@nats.example:4222"},
+		{"ws://s3cret@nats.example:8080", "ws://REDACTED@nats.example:8080"},
+		{"wss://s3cret@nats.example:443", "wss://REDACTED@nats.example:443"},
+		{"NATS://s3cret@127.0.0.1:4222", "nats://REDACTED@127.0.0.1:4222"},
+		{"s3cret@127.0.0.1:4222", "REDACTED@127.0.0.1:4222"},
+		{"s3cret@localhost", "REDACTED@localhost"},
+		{"nats://t1@h1:4222,nats://t2@h2:4222", "nats://REDACTED@h1:4222,nats://REDACTED@h2:4222"},
 		{"nats://127.0.0.1:4222", "nats://127.0.0.1:4222"},
+		{"127.0.0.1:4222", "127.0.0.1:4222"},
+		// A Redis user without a password is the ACL user name, not a secret.
+		{"redis://app@127.0.0.1:6379/0", "redis://app@127.0.0.1:6379/0"},
+		{"rediss://app:s3cret@redis.example:6380/0", "rediss://app:REDACTED@redis.example:6380/0"},
 		// Unparseable: the whole user info goes.
 		{"redis://:s3cr%et@127.0.0.1:6379/0", "redis://REDACTED@127.0.0.1:6379/0"},
 		{"nats://user:s3cret@127.0.0.1:42x2", "nats://REDACTED@127.0.0.1:42x2"},

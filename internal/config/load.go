@@ -128,12 +128,24 @@ func setValue(v reflect.Value, s string) error {
 	return nil
 }
 
-// RedactURL removes a password from a URL's user info, for logs and
-// errors. A comma-separated list of URLs (NATS seed servers: more than one
-// "://") is redacted server by server; a comma in one URL (a password may
-// hold one) is left to url.Parse. A URL that does not parse (a typo in the port, a '%' in the
-// password) loses its whole user info instead: what cannot be parsed cannot
-// be told apart, and a password must not reach a log because of a typo.
+// RedactURL removes the secrets from a URL's user info, for logs and
+// errors:
+//
+//   - a password is replaced by REDACTED, the user name kept;
+//   - a user name without a password is replaced too when the URL is a NATS
+//     server URL (scheme nats, tls, ws or wss, or no scheme, which nats.go
+//     reads as nats://): nats.go sends it as the CONNECT auth token
+//     ("nats://TOKEN@host"), so it is the credential itself;
+//   - a user name without a password in any other URL is kept: in
+//     redis:// and rediss:// it is the Redis ACL user name, not a secret,
+//     and an operator needs it to tell which user failed.
+//
+// A comma-separated list of URLs (NATS seed servers: more than one "://")
+// is redacted server by server; a comma in one URL (a password may hold
+// one) is left to url.Parse. A URL that does not parse (a typo in the
+// port, a '%' in the password) loses its whole user info instead: what
+// cannot be parsed cannot be told apart, and a secret must not reach a log
+// because of a typo.
 func RedactURL(s string) string {
 	if strings.Contains(s, ",") && strings.Count(s, "://") > 1 {
 		parts := strings.Split(s, ",")
@@ -142,14 +154,20 @@ func RedactURL(s string) string {
 		}
 		return strings.Join(parts, ",")
 	}
+	if !strings.Contains(s, "://") {
+		// No scheme: nats.go prefixes "nats://", so "TOKEN@host:4222" is a
+		// token. url.Parse would read it as a path (or fail on the port).
+		if at := strings.LastIndex(s, "@"); at >= 0 {
+			return redacted + "@" + s[at+1:]
+		}
+		return s
+	}
 	u, err := url.Parse(s)
 	if err != nil {
-		rest, scheme := s, ""
-		if i := strings.Index(s, "://"); i >= 0 {
-			scheme, rest = s[:i+3], s[i+3:]
-		}
+		i := strings.Index(s, "://")
+		scheme, rest := s[:i+3], s[i+3:]
 		if at := strings.LastIndex(rest, "@"); at >= 0 {
-			return scheme + "REDACTED@" + rest[at+1:]
+			return scheme + redacted + "@" + rest[at+1:]
 		}
 		return s
 	}
@@ -157,9 +175,24 @@ func RedactURL(s string) string {
 		return s
 	}
 	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "REDACTED")
+		u.User = url.UserPassword(u.User.Username(), redacted)
+	} else if natsScheme(u.Scheme) {
+		u.User = url.User(redacted)
 	}
 	return u.String()
+}
+
+// redacted replaces a secret in RedactURL's output.
+const redacted = "REDACTED"
+
+// natsScheme reports whether scheme (lower case, as url.Parse returns it)
+// is one of the schemes nats.go connects with.
+func natsScheme(scheme string) bool {
+	switch scheme {
+	case "nats", "tls", "ws", "wss":
+		return true
+	}
+	return false
 }
 
 // RedactURLError returns err with the URL of every *url.Error in it

@@ -152,6 +152,23 @@ func (c Replayer) Validate() error {
 	if r.MaxReplays < 1 {
 		add("replay.max_replays must be at least 1")
 	}
+	// A negative age or count is passed on as it is (a stream's max age
+	// below zero is refused by the server only when the stream is made).
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{
+		{"replay.parked_max_age", r.ParkedMaxAge},
+		{"streams.duplicate_window", c.Streams.DuplicateWindow},
+		{"streams.results_max_age", c.Streams.ResultsMaxAge},
+	} {
+		if d.v < 0 {
+			add("%s %v must not be negative", d.key, d.v)
+		}
+	}
+	if c.Streams.Replicas < 0 {
+		add("streams.replicas %d must not be negative", c.Streams.Replicas)
+	}
 	if r.ConfirmAbove < 0 {
 		add("replay.confirm_above must not be negative")
 	}
