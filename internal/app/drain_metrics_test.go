@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/internal/app"
 	"github.com/agentfleet/agentfleet/internal/config"
+	"github.com/agentfleet/agentfleet/internal/logtest"
 	"github.com/agentfleet/agentfleet/internal/natstest"
 	"github.com/agentfleet/agentfleet/pkg/client"
 )
@@ -29,7 +30,7 @@ func TestMetricsServedWhileDraining(t *testing.T) {
 	cfg.LogLevel = "info"
 	cfg.Worker.Name = "w-drain-metrics"
 	cfg.Model.Sim.Latency = 700 * time.Millisecond // a few model calls: the drain lasts seconds
-	logs := newLogWatch("serving /metrics", "stopping: draining in-flight invocations")
+	logs := logtest.New("serving /metrics", "stopping: draining in-flight invocations")
 	ctx, cancel := context.WithCancel(context.Background())
 	r, err := app.StartWorker(ctx, cfg, func(string) string { return "" }, logs)
 	if err != nil {
@@ -42,7 +43,7 @@ func TestMetricsServedWhileDraining(t *testing.T) {
 			_ = r.Wait()
 		}
 	})
-	logs.wait(t, "serving /metrics")
+	logs.Wait(t, "serving /metrics")
 	addr := regexp.MustCompile(`"addr":"([^"]+)"`).FindStringSubmatch(logs.String())[1]
 	get := func(path string) (int, string, error) {
 		resp, err := http.Get("http://" + addr + path)
@@ -83,7 +84,7 @@ func TestMetricsServedWhileDraining(t *testing.T) {
 	}
 
 	cancel() // SIGTERM
-	logs.wait(t, "stopping: draining in-flight invocations")
+	logs.Wait(t, "stopping: draining in-flight invocations")
 	done := make(chan error, 1)
 	go func() { done <- r.Wait() }()
 	waited = true

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/internal/app"
 	"github.com/agentfleet/agentfleet/internal/config"
+	"github.com/agentfleet/agentfleet/internal/logtest"
 	"github.com/agentfleet/agentfleet/internal/natstest"
 	"github.com/agentfleet/agentfleet/internal/streams"
 	"github.com/agentfleet/agentfleet/pkg/client"
@@ -30,14 +31,14 @@ func TestReadyzWhileTheConsumerIsGone(t *testing.T) {
 	cfg.LogLevel = "debug"
 	cfg.Worker.Name = "w-readyz-consumer"
 	cfg.Model.Sim.Latency = time.Millisecond
-	logs := newLogWatch("serving /metrics", "fetch ended with an error")
+	logs := logtest.New("serving /metrics", "fetch ended with an error")
 	ctx, cancel := context.WithCancel(context.Background())
 	r, err := app.StartWorker(ctx, cfg, func(string) string { return "" }, logs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); _ = r.Wait() })
-	logs.wait(t, "serving /metrics")
+	logs.Wait(t, "serving /metrics")
 	m := regexp.MustCompile(`"addr":"([^"]+)"`).FindStringSubmatch(logs.String())
 	if m == nil {
 		t.Fatalf("no metrics address in\n%s", logs.String())
@@ -62,7 +63,7 @@ func TestReadyzWhileTheConsumerIsGone(t *testing.T) {
 	if err := stream.DeleteConsumer(ctx, streams.DefaultWorkerConsumer); err != nil {
 		t.Fatal(err)
 	}
-	logs.wait(t, "fetch ended with an error") // the worker's pulls now fail
+	logs.Wait(t, "fetch ended with an error") // the worker's pulls now fail
 
 	if code, body := readyz(); code == http.StatusOK {
 		t.Errorf("/readyz answers %d %q while the worker's consumer is gone and it consumes nothing", code, body)

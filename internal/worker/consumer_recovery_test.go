@@ -1,79 +1,26 @@
 package worker_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/agentfleet/agentfleet/internal/logtest"
 	"github.com/agentfleet/agentfleet/internal/worker"
 	"github.com/agentfleet/agentfleet/pkg/agent/agenttest"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
-
-// logWatch is a log sink that signals the first line containing each
-// wanted text.
-type logWatch struct {
-	mu   sync.Mutex
-	b    bytes.Buffer
-	want map[string]chan struct{}
-}
-
-func newLogWatch(wants ...string) *logWatch {
-	l := &logWatch{want: map[string]chan struct{}{}}
-	for _, w := range wants {
-		l.want[w] = make(chan struct{})
-	}
-	return l
-}
-
-func (l *logWatch) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for w, ch := range l.want {
-		if ch != nil && bytes.Contains(p, []byte(w)) {
-			close(ch)
-			l.want[w] = nil
-		}
-	}
-	return l.b.Write(p)
-}
-
-func (l *logWatch) count(s string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return bytes.Count(l.b.Bytes(), []byte(s))
-}
-
-func (l *logWatch) wait(t *testing.T, w string) {
-	t.Helper()
-	l.mu.Lock()
-	ch := l.want[w]
-	l.mu.Unlock()
-	if ch == nil {
-		return
-	}
-	select {
-	case <-ch:
-	case <-time.After(20 * time.Second):
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		t.Fatalf("no log line %q:\n%s", w, l.b.String())
-	}
-}
 
 // A worker whose consumer is deleted under it reports not ready, warns
 // once, re-creates the consumer with the fleet's configuration, runs what
 // was published meanwhile, and is ready again.
 func TestWorkerRecreatesAVanishedConsumer(t *testing.T) {
 	e := newEnv(t)
-	logs := newLogWatch("fetch ended with an error", "re-created it", "fetching again")
+	logs := logtest.New("fetch ended with an error", "re-created it", "fetching again")
 	e.deps = func(d *worker.Deps) { d.Logger = zerolog.New(logs).Level(zerolog.DebugLevel) }
 	llm := agenttest.NewScriptedModel(agenttest.Reply(agenttest.Text("Hello.")))
 	w := e.startWorker("w1", e.supportAgent(llm), worker.Config{})
@@ -89,17 +36,17 @@ func TestWorkerRecreatesAVanishedConsumer(t *testing.T) {
 	if err := stream.DeleteConsumer(ctx, e.sc.WorkerConsumer); err != nil {
 		t.Fatal(err)
 	}
-	logs.wait(t, "fetch ended with an error")
+	logs.Wait(t, "fetch ended with an error")
 	e.publish(request("inv-after-delete", "s1", "hello"), nil)
 	if res := e.await("inv-after-delete"); res.Status != envelope.StatusCompleted {
 		t.Fatalf("result = %+v", res)
 	}
-	logs.wait(t, "re-created it")
-	logs.wait(t, "fetching again")
+	logs.Wait(t, "re-created it")
+	logs.Wait(t, "fetching again")
 	if err := w.w.Ready(); err != nil {
 		t.Errorf("Ready after recovery = %v", err)
 	}
-	if n := logs.count("fetch ended with an error"); n != 1 {
+	if n := logs.Count("fetch ended with an error"); n != 1 {
 		t.Errorf("%d warnings for one lost consumer, want 1", n)
 	}
 
@@ -123,7 +70,7 @@ func TestWorkerRecreatesAVanishedConsumer(t *testing.T) {
 // can tell why the worker consumes nothing.
 func TestReadyNamesTheFetchError(t *testing.T) {
 	e := newEnv(t)
-	logs := newLogWatch("fetch ended with an error")
+	logs := logtest.New("fetch ended with an error")
 	e.deps = func(d *worker.Deps) { d.Logger = zerolog.New(logs) }
 	w := e.startWorker("w1", e.supportAgent(agenttest.NewScriptedModel()), worker.Config{})
 	// Deleting the stream takes the consumer with it; the worker does not
@@ -131,7 +78,7 @@ func TestReadyNamesTheFetchError(t *testing.T) {
 	if err := e.js.DeleteStream(context.Background(), e.sc.RequestsStream); err != nil {
 		t.Fatal(err)
 	}
-	logs.wait(t, "fetch ended with an error")
+	logs.Wait(t, "fetch ended with an error")
 	// The pull in flight ends with "consumer deleted", the next ones with
 	// "no responders"; restoring the consumer finds no stream.
 	err := w.w.Ready()

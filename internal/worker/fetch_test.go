@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/agentfleet/agentfleet/internal/logtest"
 	"github.com/agentfleet/agentfleet/internal/streams"
 	"github.com/agentfleet/agentfleet/pkg/agent"
 	"github.com/agentfleet/agentfleet/pkg/agent/agenttest"
@@ -52,30 +52,13 @@ func (c *goneConsumer) Fetch(int, ...jetstream.FetchOpt) (jetstream.MessageBatch
 	return nil, nats.ErrNoResponders
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) count(sub string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return bytes.Count(s.b.Bytes(), []byte(sub))
-}
-
 // A fetch that keeps failing (the consumer and its stream are gone) is
 // retried after a growing delay, not at once, logged once at warning level
 // (not once per attempt), and keeps the worker not ready.
 func TestFailingFetchesBackOffAndWarnOnce(t *testing.T) {
 	cons := &goneConsumer{fetches: make(chan time.Time, 16)}
 	js := &goneJS{cons: cons}
-	logs := &syncBuffer{}
+	logs := logtest.New()
 	ag := &agent.Agent{Name: "support", Model: agenttest.NewScriptedModel()}
 	w, err := New(context.Background(), Config{Name: "w1", Concurrency: 2}, Deps{
 		JS: js, Streams: streams.Config{}.WithDefaults(),
@@ -129,8 +112,8 @@ func TestFailingFetchesBackOffAndWarnOnce(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if n := logs.count(`"level":"warn"`); n != 1 {
-		t.Errorf("%d warnings for %d failed fetches, want 1:\n%s", n, len(waits), logs.b.String())
+	if n := logs.Count(`"level":"warn"`); n != 1 {
+		t.Errorf("%d warnings for %d failed fetches, want 1:\n%s", n, len(waits), logs.String())
 	}
 	if !errors.Is(w.Ready(), ErrStopped) {
 		t.Errorf("Ready after Run = %v, want ErrStopped", w.Ready())
