@@ -8,6 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agentfleet/agentfleet/internal/support"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
 	"github.com/agentfleet/agentfleet/pkg/agent/session/redissession"
 	"github.com/agentfleet/agentfleet/pkg/client"
@@ -206,6 +209,11 @@ func (h *Harness) check(ctx context.Context, cl *client.Client, t *tracker, rep 
 		pairs[rf.InvocationID+" "+rf.OrderID]++
 	}
 	rep.RefundPairs = len(pairs)
+	repeats, err := h.rdb.Get(ctx, support.RepeatsKey).Int()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("chaos: read %s: %w", support.RepeatsKey, err)
+	}
+	rep.RefundRepeats = repeats
 	for k, n := range pairs {
 		if n > 1 {
 			rep.Duplicates.add(fmt.Sprintf("%s ×%d", k, n))

@@ -27,7 +27,13 @@
 //     DLQ entry completed.
 //
 // The harness clears the demo orders' refunded balances every few
-// milliseconds, so the orders service itself would accept a repeated refund:
-// only the idempotency layer stands between a redelivery and a duplicate,
-// which is what the duplicate check is meant to measure.
+// milliseconds, so no repeat is stopped by the amount check: what stands
+// between a redelivery and a duplicate is the idempotency wrapper and, as
+// the README asks of every effectful tool, the idempotency key passed
+// downstream (the orders service books a key once). The second layer is
+// needed, not a crutch: a worker killed after the booking and before the
+// claim's completion leaves a claim that expires, and the next owner must
+// ask again. The report counts the repeats that got past the wrapper and
+// that the key stopped (support.RepeatsKey), so what each layer did is
+// seen; a duplicate record is a violation whichever layer failed.
 package chaos

@@ -66,6 +66,13 @@ type Report struct {
 	// Effects: records in demo:refunds for this run and distinct
 	// (invocation, order) pairs among them.
 	Refunds, RefundPairs, ForeignRefunds int
+	// RefundRepeats counts refunds asked for again under an idempotency
+	// key the orders service had booked (support.RepeatsKey): repeats that
+	// got past the idempotency wrapper and that the service's own key
+	// check stopped. Not a violation (a worker killed between the booking
+	// and the claim's completion must ask again: only the downstream key
+	// can tell), but what the duplicate check owes to that second layer.
+	RefundRepeats int
 	// LiveResults is the number of results the live subscription saw.
 	LiveResults int
 
@@ -174,6 +181,7 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(tw, "transient invocations (no replay)\t%d\t-\n", r.Transient)
 	}
 	fmt.Fprintf(tw, "refund records / distinct (invocation, order)\t%d / %d\t%s\n", r.Refunds, r.RefundPairs, verdict(r.Duplicates.N == 0))
+	fmt.Fprintf(tw, "repeats past the idempotency wrapper, stopped by the orders service's key\t%d\t-\n", r.RefundRepeats)
 	_ = tw.Flush()
 
 	if len(r.Events) > 0 {

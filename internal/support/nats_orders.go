@@ -112,7 +112,7 @@ func (n *NATSOrders) Refund(ctx context.Context, r Refund) error {
 				}
 			}
 		}
-		if st.RefundedCents+r.AmountCents > o.TotalCents {
+		if r.AmountCents > o.TotalCents-st.RefundedCents { // not a sum: a huge amount would wrap around
 			return ErrAmountTooLarge
 		}
 		st.RefundedCents += r.AmountCents

@@ -43,6 +43,16 @@ func (r *RedisOrders) refundedKey() string { return r.prefix + "demo:refunded_ce
 // RefundsListKey returns the full key of the refunds list.
 func (r *RedisOrders) RefundsListKey() string { return r.prefix + RefundsKey }
 
+// RepeatsKey is the full key of the counter of refunds asked for again
+// under an idempotency key already booked (and not booked again): repeats
+// that got past the idempotency wrapper (a worker killed between the
+// booking and the claim's completion, a reply lost and the claim released)
+// and that this service's own key check stopped.
+func (r *RedisOrders) RepeatsKey() string { return r.prefix + RepeatsKey }
+
+// RepeatsKey is the repeats counter's key without a prefix (RedisOrders.RepeatsKey).
+const RepeatsKey = "demo:refund_repeats"
+
 // Get implements Orders.
 func (r *RedisOrders) Get(ctx context.Context, orderID string) (Order, error) {
 	r.mu.RLock()
@@ -62,11 +72,15 @@ func (r *RedisOrders) Get(ctx context.Context, orderID string) (Order, error) {
 	return o, nil
 }
 
-// KEYS: refunded hash, refunds list, booked idempotency keys (hash). ARGV:
-// order id, amount, total, record, idempotency key ("" for none). Returns
-// 1 booked, 0 too large, 2 booked before under the same key.
+// KEYS: refunded hash, refunds list, booked idempotency keys (hash), the
+// repeats counter. ARGV: order id, amount, total, record, idempotency key
+// ("" for none). Returns 1 booked, 0 too large, 2 booked before under the
+// same key (counted in the repeats counter).
 var refundScript = redis.NewScript(`
-if ARGV[5] ~= '' and redis.call('HEXISTS', KEYS[3], ARGV[5]) == 1 then return 2 end
+if ARGV[5] ~= '' and redis.call('HEXISTS', KEYS[3], ARGV[5]) == 1 then
+  redis.call('INCR', KEYS[4])
+  return 2
+end
 local done = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
 if done + tonumber(ARGV[2]) > tonumber(ARGV[3]) then return 0 end
 redis.call('HINCRBY', KEYS[1], ARGV[1], ARGV[2])
@@ -87,7 +101,7 @@ func (r *RedisOrders) Refund(ctx context.Context, rf Refund) error {
 	if err != nil {
 		return err
 	}
-	okN, err := refundScript.Run(ctx, r.c, []string{r.refundedKey(), r.RefundsListKey(), r.prefix + "demo:refund_keys"},
+	okN, err := refundScript.Run(ctx, r.c, []string{r.refundedKey(), r.RefundsListKey(), r.prefix + "demo:refund_keys", r.RepeatsKey()},
 		rf.OrderID, rf.AmountCents, o.TotalCents, rec, rf.IdempotencyKey).Int()
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
