@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -318,6 +319,13 @@ func TestToolProtocolBreakAsksTheModelAgain(t *testing.T) {
 	}
 	if out.Final == nil || out.Final.Content.Text() != "Order A-1042 is on its way." || out.ModelCalls != 2 {
 		t.Fatalf("final=%v model calls=%d, want the second answer after 2 calls", out.Final, out.ModelCalls)
+	}
+	// The second request ends with a note naming the break, so it is not
+	// the request that failed.
+	reqs := f.model.Requests()
+	last := reqs[1].Contents[len(reqs[1].Contents)-1]
+	if len(reqs[1].Contents) != len(reqs[0].Contents)+1 || last.Role != model.RoleUser || !strings.Contains(last.Text(), "MALFORMED_FUNCTION_CALL") {
+		t.Fatalf("second request = %s, want the first one and a note naming MALFORMED_FUNCTION_CALL", describe(reqs[1].Contents))
 	}
 
 	g := newFixture(t, agenttest.Reply(malformed()), agenttest.Reply(malformed()), agenttest.Reply(malformed()))

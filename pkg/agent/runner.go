@@ -283,6 +283,17 @@ func (r *Runner) start(ctx context.Context, req RunRequest) (*invocation, error)
 	return inv, nil
 }
 
+// toolProtocolNote is the user-role note the loop adds after a tool
+// protocol break, naming the break.
+func toolProtocolNote(ev *session.Event) string {
+	reason := ev.FinishReason
+	if !reason.ToolProtocol() {
+		reason = ev.ErrorCode
+	}
+	return "Your last response could not be used (" + string(reason) + "). " +
+		"Call only the declared tools, with arguments that match their schemas, or answer in text."
+}
+
 // countModelCalls counts model-response events of an invocation (what its
 // earlier runs charged to the budget): not a before-model short-circuit,
 // which no run charged.
@@ -458,7 +469,10 @@ func (inv *invocation) steps(ctx context.Context, yield func(*session.Event, err
 		if len(calls) == 0 {
 			if ev.ToolProtocolBreak() {
 				// A malformed or unexpected call and nothing else: the
-				// model may correct itself, within the call budget.
+				// model may correct itself, within the call budget. A
+				// note says what went wrong, so the next request is not
+				// the one that failed.
+				inv.hold(&session.Event{Author: inv.agent.Name, Content: model.NewTextContent(model.RoleUser, toolProtocolNote(ev))})
 				continue
 			}
 			return nil // final response (possibly in-band failure: the caller classifies it)

@@ -190,17 +190,24 @@ func TextResponse(text string) *model.Response {
 // call whose outcome is unknown (CompletedTool.OutcomeUnknown), as being
 // checked; the user is then asked not to repeat the request, since a new
 // request could do it a second time. Calls that describe names alike are
-// named once.
+// named once, as being checked when any of them is.
 func DefaultDegradedMessage(completed []agent.CompletedTool, describe func(agent.CompletedTool) string) string {
-	var done, unknown []string
+	var names []string
+	unknownName := map[string]bool{}
 	seen := map[string]bool{}
 	for _, t := range completed {
 		name := describe(t)
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
 		if t.OutcomeUnknown() {
+			unknownName[name] = true
+		}
+		if !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
+	}
+	var done, unknown []string
+	for _, name := range names {
+		if unknownName[name] {
 			unknown = append(unknown, name)
 		} else {
 			done = append(done, name)

@@ -71,6 +71,9 @@ func (e *Event) IsFinalResponse() bool {
 	if e == nil || e.Partial || e.Author == AuthorUser || e.CutOff || e.ToolProtocolBreak() {
 		return false
 	}
+	if e.Content != nil && e.Content.Role == model.RoleUser {
+		return false // a user-role turn of the agent's (function responses, a correction note)
+	}
 	if e.Actions.EndInvocation {
 		return true
 	}
@@ -85,9 +88,11 @@ func (e *Event) IsFinalResponse() bool {
 // model.FinishReason.ToolProtocol reason) and holds no text and no function
 // call: nothing reached the caller, so the agent loop asks the model again
 // (the TOOL_PROTOCOL rule: the model may correct itself within the call
-// budget, which bounds the asking).
+// budget, which bounds the asking). A short-circuited response is not one:
+// no model call made it, none is charged for it, and asking again would
+// get the same answer from the same callback.
 func (e *Event) ToolProtocolBreak() bool {
-	if e == nil || e.Partial || e.CutOff || e.Author == AuthorUser || e.Actions.EndInvocation {
+	if e == nil || e.Partial || e.CutOff || e.ShortCircuited || e.Author == AuthorUser || e.Actions.EndInvocation {
 		return false
 	}
 	if !e.FinishReason.ToolProtocol() && !e.ErrorCode.ToolProtocol() {

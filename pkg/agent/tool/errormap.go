@@ -93,8 +93,10 @@ var (
 	// service) is a host too; hostPortRE needs a dot to tell a host from
 	// "code:500".
 	netHostPortRE = regexp.MustCompile(`(?i)(\b(?:tcp|udp)[46]?\s+|->|@)[a-z0-9][a-z0-9-]*:\d{1,5}\b`)
-	// lookupRE: the name of a failed DNS lookup ("lookup orders-db on ...").
-	lookupRE     = regexp.MustCompile(`(?i)\blookup\s+[a-z0-9][a-z0-9.-]*`)
+	// lookupRE: the name in Go's DNS error ("lookup orders-db on
+	// 10.0.0.2:53: no such host", "lookup orders-db: ..."), only in that
+	// shape: "order lookup failed" is plain text.
+	lookupRE     = regexp.MustCompile(`(?i)\b(lookup\s+)[a-z0-9][a-z0-9.-]*(\s+on\s+\S+:|:)`)
 	internalHost = regexp.MustCompile(`(?i)\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:internal|local|lan|corp|svc|cluster\.local)\b`)
 )
 
@@ -156,7 +158,7 @@ func SanitizeString(s string) string {
 		s = hostPortRE.ReplaceAllString(s, redacted)
 	}
 	if mayContainFold(s, "lookup") {
-		s = lookupRE.ReplaceAllString(s, "lookup "+redacted)
+		s = lookupRE.ReplaceAllString(s, "${1}"+redacted+"${2}")
 	}
 	if strings.Contains(s, ".") {
 		s = internalHost.ReplaceAllString(s, redacted)

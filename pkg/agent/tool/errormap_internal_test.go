@@ -14,7 +14,7 @@ func sanitizeReference(s string) string {
 	s = urlRE.ReplaceAllString(s, redacted)
 	s = netHostPortRE.ReplaceAllString(s, "${1}"+redacted)
 	s = hostPortRE.ReplaceAllString(s, redacted)
-	s = lookupRE.ReplaceAllString(s, "lookup "+redacted)
+	s = lookupRE.ReplaceAllString(s, "${1}"+redacted+"${2}")
 	s = internalHost.ReplaceAllString(s, redacted)
 	s = ipRE.ReplaceAllString(s, redacted)
 	return trimAndCap(s)
@@ -30,7 +30,7 @@ func FuzzSanitizeMatchesReference(f *testing.F) {
 		"ORA-00942", "see https://x.example/y", "dial tcp 10.0.0.7:5432: refused", "db.internal is down",
 		"host LOCALHOST:8080", "[::1]:6379", "1.2.3.4", "Kelvin \u212a", "update t set x", "drop   table t",
 		"dial tcp orders-db:5432: refused", "read tcp 10.0.0.1:4000->redis-primary:6379: reset", "user@db:5432",
-		"lookup orders-db on 10.0.0.2:53: no such host", "LOO\u212aUP x", "SELECT\tid\tFROM t",
+		"lookup orders-db on 10.0.0.2:53: no such host", "LOO\u212aUP x: y", "order lookup failed", "lookup a:b", "SELECT\tid\tFROM t",
 	} {
 		f.Add(s)
 	}

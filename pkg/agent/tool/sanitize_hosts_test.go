@@ -48,3 +48,22 @@ func TestSanitizeKeepsPlainColons(t *testing.T) {
 		}
 	}
 }
+
+// Only a DNS error's shape ("lookup orders-db on 10.0.0.2:53: no such
+// host") has its name redacted; the word after any other "lookup" is plain
+// text the model (and the DLQ reason) needs, and its case is kept.
+func TestLookupWordIsNotAHost(t *testing.T) {
+	for in, want := range map[string]string{
+		"order lookup failed, try again later": "order lookup failed, try again later",
+		"customer lookup timed out":            "customer lookup timed out",
+		"Lookup A-1042 returned no order":      "Lookup A-1042 returned no order",
+	} {
+		if got := tool.SanitizeString(in); got != want {
+			t.Errorf("SanitizeString(%q) = %q, want it unchanged (no host in it)", in, got)
+		}
+	}
+	// The DNS case still redacts.
+	if got := tool.SanitizeString("dial tcp: lookup orders-db on 10.0.0.2:53: no such host"); got == "dial tcp: lookup orders-db on 10.0.0.2:53: no such host" {
+		t.Errorf("DNS lookup error kept: %q", got)
+	}
+}
