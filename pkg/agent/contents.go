@@ -17,10 +17,10 @@ func buildContents(events []*session.Event) []*model.Content {
 	var last *model.Content
 	lastIsResponses := false
 	for _, e := range events {
-		if e.Partial || e.CutOff || (e.Substituted && len(e.FunctionCalls()) == 0) || e.Content.IsEmpty() {
+		if e.Partial || e.CutOff || (e.Substituted && !e.Content.HasFunctionCalls()) || e.Content.IsEmpty() {
 			continue
 		}
-		onlyResponses := len(e.FunctionResponses()) > 0 && len(e.FunctionCalls()) == 0 && e.Content.Text() == ""
+		onlyResponses := e.Content.HasFunctionResponses() && !e.Content.HasFunctionCalls() && !hasText(e.Content)
 		if onlyResponses && lastIsResponses {
 			last.Parts = append(last.Parts, e.Content.Parts...)
 			continue
@@ -56,4 +56,18 @@ func pendingCalls(events []*session.Event) []*model.FunctionCall {
 		}
 	}
 	return out
+}
+
+// hasText reports whether c has a part with text (Content.Text() != ""
+// without building the string).
+func hasText(c *model.Content) bool {
+	if c == nil {
+		return false
+	}
+	for _, p := range c.Parts {
+		if p != nil && p.Text != "" {
+			return true
+		}
+	}
+	return false
 }

@@ -95,14 +95,14 @@ func (inv *invocation) modelStep(ctx context.Context, yield func(*session.Event,
 		ev := newEventFromResponse(inv.agent.Name, resp)
 		ev.Substituted = callErr != nil
 		inv.assignCallIDs(ev)
-		if inv.deferFinal && len(ev.FunctionCalls()) == 0 {
+		if inv.deferFinal && !ev.Content.HasFunctionCalls() {
 			// No tool waits for it: the next write or the caller stores
 			// it (RunRequest.DeferFinalWrite).
 			inv.holdToYield(ev)
 		} else if err := inv.emit(ctx, ev, yield); err != nil {
 			return nil, err
 		}
-		if last != nil && len(last.FunctionCalls()) > 0 {
+		if last != nil && last.Content.HasFunctionCalls() {
 			// More than one complete response in one call: keep the calls
 			// of the earlier ones too.
 			ev = mergeCalls(last, ev)

@@ -175,7 +175,7 @@ func (r *Runner) Invoke(ctx context.Context, req RunRequest) (*Outcome, error) {
 	err = inv.loop(ctx, func(e *session.Event, _ error) bool {
 		if e != nil && !e.Partial {
 			out.Events = append(out.Events, e)
-			if e.IsFinalResponse() && len(e.FunctionResponses()) == 0 {
+			if e.IsFinalResponse() && !e.Content.HasFunctionResponses() {
 				out.Final = e
 			}
 		}

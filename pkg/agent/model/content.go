@@ -57,6 +57,33 @@ func (c *Content) Text() string {
 	return b.String()
 }
 
+// HasFunctionCalls reports whether c holds a function call (FunctionCalls
+// without building the slice).
+func (c *Content) HasFunctionCalls() bool {
+	if c == nil {
+		return false
+	}
+	for _, p := range c.Parts {
+		if p != nil && p.FunctionCall != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// HasFunctionResponses reports whether c holds a function response.
+func (c *Content) HasFunctionResponses() bool {
+	if c == nil {
+		return false
+	}
+	for _, p := range c.Parts {
+		if p != nil && p.FunctionResponse != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // FunctionCalls returns the function calls in c, in order.
 func (c *Content) FunctionCalls() []*FunctionCall {
 	if c == nil {

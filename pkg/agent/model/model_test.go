@@ -115,3 +115,18 @@ func TestProviderErrorUnwrap(t *testing.T) {
 		t.Fatalf("ProviderError = %v", err)
 	}
 }
+
+// HasFunctionCalls and HasFunctionResponses agree with the slices they
+// stand for, on nil, empty, mixed and nil-part contents.
+func TestHasFunctionCallsAgreesWithFunctionCalls(t *testing.T) {
+	call := &model.Part{FunctionCall: &model.FunctionCall{Name: "get_order"}}
+	resp := &model.Part{FunctionResponse: &model.FunctionResponse{Name: "get_order"}}
+	for _, c := range []*model.Content{
+		nil, {}, model.NewTextContent(model.RoleModel, "hi"),
+		{Parts: []*model.Part{nil, call}}, {Parts: []*model.Part{resp}}, {Parts: []*model.Part{{Text: "x"}, call, resp}},
+	} {
+		if c.HasFunctionCalls() != (len(c.FunctionCalls()) > 0) || c.HasFunctionResponses() != (len(c.FunctionResponses()) > 0) {
+			t.Errorf("%+v: Has* = %v/%v, slices %d/%d", c, c.HasFunctionCalls(), c.HasFunctionResponses(), len(c.FunctionCalls()), len(c.FunctionResponses()))
+		}
+	}
+}

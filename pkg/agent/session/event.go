@@ -77,10 +77,10 @@ func (e *Event) IsFinalResponse() bool {
 	if e.Actions.EndInvocation {
 		return true
 	}
-	if len(e.Content.FunctionResponses()) > 0 {
+	if e.Content.HasFunctionResponses() {
 		return false
 	}
-	return len(e.Content.FunctionCalls()) == 0
+	return !e.Content.HasFunctionCalls()
 }
 
 // ToolProtocolBreak reports whether e is a model response that broke the
@@ -98,7 +98,7 @@ func (e *Event) ToolProtocolBreak() bool {
 	if !e.FinishReason.ToolProtocol() && !e.ErrorCode.ToolProtocol() {
 		return false
 	}
-	return e.Content.Text() == "" && len(e.Content.FunctionCalls()) == 0 && len(e.Content.FunctionResponses()) == 0
+	return e.Content.Text() == "" && !e.Content.HasFunctionCalls() && !e.Content.HasFunctionResponses()
 }
 
 // FunctionCalls returns the function calls in the event's content.
