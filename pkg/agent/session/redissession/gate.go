@@ -320,7 +320,7 @@ func (g *Gate) FinishWithEvents(ctx context.Context, rec *session.Invocation, ke
 	}
 	ks := svc.cfg.sessionKeys(key)
 	res, err := finishEventsScript.Run(ctx, g.locker.rdb,
-		[]string{g.invs.cfg.invocationKey(rec.ID), g.locker.cfg.sessionKeys(key).lock, ks.events, ks.state, ks.meta},
+		[]string{g.invs.cfg.invocationKey(rec.ID), ks.lock, ks.events, ks.state, ks.meta}, // svc's prefix is the locker's (checked above)
 		args...).Slice()
 	if err != nil {
 		// Unknown whether it ran: the lock is left to the caller's
