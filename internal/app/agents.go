@@ -31,7 +31,13 @@ func SupportAgent(cfg config.Worker, m model.Model, st *Stores, tm *taxonomy.Met
 		Metrics:   im,
 		Logger:    log,
 	})
-	opts := taxonomy.CallbackOptions{Model: m.Name(), Metrics: tm, Logger: log}
+	opts := taxonomy.CallbackOptions{Model: m.Name(), Metrics: tm, Logger: log,
+		// The worker dead-letters a degraded invocation for a replay (the
+		// result's "queued"): the user is told so, not to try again, which
+		// would run the request a second time under a new invocation id.
+		DegradedMessage: func(c []agent.CompletedTool) string {
+			return taxonomy.QueuedDegradedMessage(c, taxonomy.DefaultDescribeTool)
+		}}
 	maxCalls := cfg.Model.MaxModelCalls
 	if maxCalls == 0 {
 		maxCalls = config.DefaultSupportMaxModelCalls

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -9,6 +10,7 @@ import (
 	"github.com/agentfleet/agentfleet/internal/app"
 	"github.com/agentfleet/agentfleet/internal/config"
 	"github.com/agentfleet/agentfleet/internal/support"
+	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
 	"github.com/agentfleet/agentfleet/pkg/agent/tool"
 	"github.com/agentfleet/agentfleet/pkg/idempotency"
@@ -85,5 +87,30 @@ func TestMaxModelCallsZeroMeansTheSupportDefault(t *testing.T) {
 	neg.Model.MaxModelCalls = -1
 	if err := neg.Validate(); err == nil {
 		t.Errorf("max_model_calls -1 (no call budget at all: a looping model runs forever) passes Validate")
+	}
+}
+
+// The shipped agent's degraded answer (a transient failure after the
+// retries) says the request is queued, as the worker's dead-lettered result
+// does: it told the user to try again, which would run the request a second
+// time under a new invocation id (found by a newcomer run of --sim-faults).
+func TestSupportAgentsDegradedAnswerSaysQueued(t *testing.T) {
+	st := &app.Stores{Orders: support.NewMemoryOrders(support.DemoOrders()...), Idempotency: idempotency.NewMemory()}
+	m, err := sim.New(sim.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := app.SupportAgent(config.DefaultWorker(), m, st, nil, nil, zerolog.Nop())
+	if len(a.Callbacks.OnModelError) != 1 {
+		t.Fatalf("%d on-model-error callbacks, want the taxonomy's", len(a.Callbacks.OnModelError))
+	}
+	resp, err := a.Callbacks.OnModelError[0](context.Background(), nil, &model.Request{Model: m.Name()},
+		&model.ProviderError{Provider: "sim", StatusCode: 503})
+	if err != nil || resp == nil {
+		t.Fatalf("callback = %v, %v; want a degraded answer for a 503", resp, err)
+	}
+	text := resp.Content.Text()
+	if !strings.Contains(text, "queued") || strings.Contains(text, "try again") {
+		t.Fatalf("degraded answer %q: want it to say the request is queued, not to try again", text)
 	}
 }

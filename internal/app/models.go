@@ -18,15 +18,22 @@ import (
 	"github.com/agentfleet/agentfleet/pkg/taxonomy"
 )
 
+// ErrBadConfig is matched (errors.Is) by a start-up failure that the
+// configuration or the environment causes (an unknown model spec, a
+// missing API key, bad simulated faults): the worker exits 2 for it, as
+// for a configuration that does not validate, not 1.
+var ErrBadConfig = errors.New("bad configuration")
+
 // Provider builds the provider model named by cfg.Spec. API keys come from
-// the environment through getenv and are never logged.
+// the environment through getenv and are never logged. A spec, key or
+// fault setting that cannot work is an error matching ErrBadConfig.
 func Provider(ctx context.Context, cfg config.Model, getenv func(string) string, log zerolog.Logger) (model.Model, error) {
 	spec := cfg.Spec
 	switch {
 	case spec == "sim":
 		faults, err := sim.ParseFaults(cfg.Sim.Faults)
 		if err != nil {
-			return nil, fmt.Errorf("model.sim.faults: %w", err)
+			return nil, fmt.Errorf("%w: model.sim.faults: %w", ErrBadConfig, err)
 		}
 		log.Warn().Str("model", "sim").Str("faults", faults.String()).
 			Msg("SIMULATED model provider: for demos, load and chaos runs only")
@@ -37,17 +44,17 @@ func Provider(ctx context.Context, cfg config.Model, getenv func(string) string,
 			key = getenv("GOOGLE_API_KEY")
 		}
 		if key == "" {
-			return nil, errors.New("model gemini: set GEMINI_API_KEY or GOOGLE_API_KEY")
+			return nil, fmt.Errorf("%w: model gemini: set GEMINI_API_KEY or GOOGLE_API_KEY", ErrBadConfig)
 		}
 		return gemini.New(ctx, gemini.Config{APIKey: key, Model: strings.TrimPrefix(spec, "gemini:"), BaseURL: cfg.GeminiBaseURL})
 	case strings.HasPrefix(spec, "openai:"):
 		key := getenv("OPENAI_API_KEY")
 		if key == "" && cfg.OpenAIBaseURL == "" {
-			return nil, errors.New("model openai: set OPENAI_API_KEY (or openai_base_url for a local server)")
+			return nil, fmt.Errorf("%w: model openai: set OPENAI_API_KEY (or openai_base_url for a local server)", ErrBadConfig)
 		}
 		return openai.New(openai.Config{APIKey: key, Model: strings.TrimPrefix(spec, "openai:"), BaseURL: cfg.OpenAIBaseURL})
 	}
-	return nil, fmt.Errorf("model.spec %q: want sim, gemini:<model> or openai:<model>", spec)
+	return nil, fmt.Errorf("%w: model.spec %q: want sim, gemini:<model> or openai:<model>", ErrBadConfig, spec)
 }
 
 // IsTransient reports the classes the fleet cooldown counts as a model's

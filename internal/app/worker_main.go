@@ -49,6 +49,9 @@ func WorkerMain(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := RunWorker(ctx, cfg, os.Getenv, stderr); err != nil {
 		fmt.Fprintln(stderr, "worker:", err)
+		if errors.Is(err, ErrBadConfig) {
+			return 2
+		}
 		return 1
 	}
 	return 0

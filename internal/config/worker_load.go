@@ -80,6 +80,11 @@ func LoadWorker(args []string, lookup func(string) (string, bool), stderr io.Wri
 	if c.NATS.URL == "" {
 		c.Embedded.Enabled = true
 	}
+	if c.Worker.Name == "" {
+		// configs/worker.yaml shows the key as name: "" (its default):
+		// empty means the default, hostname-pid.
+		c.Worker.Name = DefaultWorker().Worker.Name
+	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("config: unexpected arguments %v", fs.Args())
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentfleet/agentfleet/internal/config"
 	"github.com/agentfleet/agentfleet/internal/streams"
 	"github.com/agentfleet/agentfleet/pkg/client"
 )
@@ -122,7 +123,9 @@ func usageCode(err error) int {
 func connect(g *globals) (*nats.Conn, *client.Client, error) {
 	nc, err := nats.Connect(g.natsURL, nats.Name("agentfleet-producer"), nats.Timeout(connectTimeout))
 	if err != nil {
-		return nil, nil, fmt.Errorf("connect to %s: %w", g.natsURL, err)
+		// The URL may carry a token or a password, and nats.go's error
+		// may quote it: neither reaches the terminal (or a CI log).
+		return nil, nil, fmt.Errorf("connect to %s: %w", config.RedactURL(g.natsURL), config.RedactURLError(err))
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {

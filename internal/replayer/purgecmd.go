@@ -33,7 +33,11 @@ func runPurge(ctx context.Context, c *cmdCtx, pos []string) error {
 		return err
 	}
 	defer f.Close()
-	plan, err := byFilter(ctx, f, filter, "purge", "purged", c.opts.max)
+	why := "purged"
+	if c.opts.dryRun {
+		why = "would be purged" // nothing is deleted: the table must not say otherwise
+	}
+	plan, err := byFilter(ctx, f, filter, "purge", why, c.opts.max)
 	if err != nil {
 		return err
 	}

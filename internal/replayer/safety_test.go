@@ -182,6 +182,15 @@ func TestBadEntriesAreReportedNotCrashedOn(t *testing.T) {
 	if left := x.dlqIDs(); len(left) != 2 {
 		t.Fatalf("bad entries must stay: %v", left)
 	}
+	// A dry run says what it would do, not "purged", and changes nothing.
+	dry := x.run(ctx, nil, "purge", "--class", "SERVER", "--dry-run").must(t, ExitOK, "purge --dry-run")
+	contains(t, dry.stdout, "would be purged", "nothing was changed")
+	if strings.Contains(strings.ReplaceAll(dry.stdout, "would be purged", ""), "purged") {
+		t.Fatalf("purge --dry-run says purged:\n%s", dry.stdout)
+	}
+	if left := x.dlqIDs(); len(left) != 2 {
+		t.Fatalf("purge --dry-run changed the DLQ: %v", left)
+	}
 	// purge needs a confirmation, then removes them.
 	x.run(ctx, nil, "purge", "--class", "SERVER").must(t, ExitHalted, "purge without --yes")
 	p := x.run(ctx, nil, "purge", "--class", "SERVER", "--yes").must(t, ExitOK, "purge")

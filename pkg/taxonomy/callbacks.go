@@ -192,6 +192,19 @@ func TextResponse(text string) *model.Response {
 // request could do it a second time. Calls that describe names alike are
 // named once, as being checked when any of them is.
 func DefaultDegradedMessage(completed []agent.CompletedTool, describe func(agent.CompletedTool) string) string {
+	return degradedMessage(completed, describe, false)
+}
+
+// QueuedDegradedMessage is DefaultDegradedMessage for a caller that keeps
+// the request and finishes it later (a worker that dead-letters it for a
+// replay, as agentfleet's does): instead of asking the user to try again,
+// which would start the work a second time under a new invocation, it says
+// the request is queued and need not be sent again.
+func QueuedDegradedMessage(completed []agent.CompletedTool, describe func(agent.CompletedTool) string) string {
+	return degradedMessage(completed, describe, true)
+}
+
+func degradedMessage(completed []agent.CompletedTool, describe func(agent.CompletedTool) string, queued bool) string {
 	var names []string
 	unknownName := map[string]bool{}
 	seen := map[string]bool{}
@@ -222,15 +235,19 @@ func DefaultDegradedMessage(completed []agent.CompletedTool, describe func(agent
 		parts = append(parts, joinNames(unknown)+pick(len(unknown), " may have gone through and is being checked",
 			" may have gone through and are being checked"))
 	}
-	switch {
-	case len(parts) == 0:
-		return "Your request was not completed because " + unavailable + " Please try again in a few minutes."
-	case len(unknown) == 0:
-		return upperFirst(parts[0]) + ", but I could not finish the rest of your request because " + unavailable +
-			" Please try again in a few minutes."
+	var lead string
+	if len(parts) == 0 {
+		lead = "Your request was not completed because " + unavailable
+	} else {
+		lead = upperFirst(strings.Join(parts, ", and ")) + ", but I could not finish the rest of your request because " + unavailable
 	}
-	return upperFirst(strings.Join(parts, ", and ")) + ", but I could not finish the rest of your request because " +
-		unavailable + " Please do not send the request again: what may have gone through is being checked."
+	switch {
+	case queued:
+		return lead + " Your request is queued and will be completed later; there is no need to send it again."
+	case len(unknown) > 0:
+		return lead + " Please do not send the request again: what may have gone through is being checked."
+	}
+	return lead + " Please try again in a few minutes."
 }
 
 // joinNames joins names as a sentence does: "a", "a and b", "a, b and c".

@@ -31,3 +31,29 @@ func TestDedupeKeepsAnUnknownOutcome(t *testing.T) {
 		t.Fatalf("degraded message = %q: the refund whose outcome is unknown is not named and the user is asked to try again", msg)
 	}
 }
+
+// QueuedDegradedMessage names what happened as DefaultDegradedMessage does
+// and, instead of "try again", says the request is queued.
+func TestQueuedDegradedMessage(t *testing.T) {
+	done := agent.CompletedTool{CallID: "c1", Name: "get_order", Args: map[string]any{"order_id": "A-1042"}, Response: tool.OK(nil)}
+	unknown := agent.CompletedTool{CallID: "c2", Name: "refund_order", Args: map[string]any{"order_id": "A-1042"},
+		Response: tool.Error(tool.ReasonOutcomeUnknown, false, "may have acted")}
+	for _, tc := range []struct {
+		calls []agent.CompletedTool
+		has   []string
+	}{
+		{nil, []string{"Your request was not completed", "queued"}},
+		{[]agent.CompletedTool{done}, []string{"get_order (order_id=A-1042) was completed", "queued"}},
+		{[]agent.CompletedTool{done, unknown}, []string{"was completed", "refund_order (order_id=A-1042) may have gone through", "queued"}},
+	} {
+		msg := taxonomy.QueuedDegradedMessage(tc.calls, taxonomy.DefaultDescribeTool)
+		for _, h := range tc.has {
+			if !strings.Contains(msg, h) {
+				t.Errorf("%q: want %q in it", msg, h)
+			}
+		}
+		if strings.Contains(msg, "try again") {
+			t.Errorf("%q: a queued request must not ask the user to try again", msg)
+		}
+	}
+}
