@@ -172,6 +172,20 @@ func TestRedactURLError(t *testing.T) {
 	if !errors.As(err, &ue) {
 		t.Fatalf("errors.As no longer finds the *url.Error in %v", err)
 	}
+	// A '#' in the password cuts the URL url.Parse quotes before the '@',
+	// and the port error quotes the rest of the password: neither is shown.
+	for _, raw := range []string{"ws://0:Kq7#@0", "nats://user:pa55?x@127.0.0.1:4222", "nats://u:s3cr\"t@h:1"} {
+		_, perr := url.Parse(raw)
+		if perr == nil {
+			t.Fatalf("%q parses", raw)
+		}
+		msg := config.RedactURLError(fmt.Errorf("nats: %w", perr)).Error()
+		for _, secret := range []string{"Kq7", "pa55", "s3cr"} {
+			if strings.Contains(msg, secret) {
+				t.Errorf("url.Parse(%q) error through RedactURLError = %q: %q survives", raw, msg, secret)
+			}
+		}
+	}
 	plain := errors.New("dial tcp: connection refused")
 	if config.RedactURLError(plain) != plain {
 		t.Fatal("an error without a URL was rewritten")

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -172,6 +173,15 @@ func RedactURL(s string) string {
 		return s
 	}
 	if u.User == nil {
+		// No user info as url.Parse reads it, but an '@' after the
+		// scheme: a token or password holding '#', '?' or '/' ends the
+		// authority early ("nats://tok#en@host" parses as host "tok"),
+		// yet it is what the operator meant as a secret, and the string
+		// is what gets printed. Drop everything before the last '@'.
+		i := strings.Index(s, "://")
+		if at := strings.LastIndex(s[i+3:], "@"); at >= 0 {
+			return s[:i+3] + redacted + "@" + s[i+3+at+1:]
+		}
 		return s
 	}
 	if _, ok := u.User.Password(); ok {
@@ -195,16 +205,29 @@ func natsScheme(scheme string) bool {
 	return false
 }
 
-// RedactURLError returns err with the URL of every *url.Error in it
-// redacted (RedactURL): url.Parse quotes the whole URL, password included,
-// in its error.
+// RedactURLError returns err with the text of the *url.Error in it (the
+// first) reduced to what cannot hold a secret: url.Parse quotes the URL it
+// failed on, and parts of it in its message (`invalid port ":pa55" after
+// host`), and when a password holds '#' or '?' the URL it quotes is cut
+// there, so no redaction of that URL finds the secret. The URL and every
+// quoted part are left out ("parse URL: invalid port \"…\" after host"):
+// the callers print the whole URL through RedactURL beside it. errors.Is
+// and errors.As still see the original.
 func RedactURLError(err error) error {
 	var ue *url.Error
 	if !errors.As(err, &ue) {
 		return err
 	}
-	return &redactedError{msg: strings.ReplaceAll(err.Error(), ue.URL, RedactURL(ue.URL)), err: err}
+	inner := "invalid URL"
+	if ue.Err != nil {
+		inner = quotedRE.ReplaceAllString(ue.Err.Error(), `"…"`)
+	}
+	msg := strings.Replace(err.Error(), ue.Error(), ue.Op+" URL: "+inner, 1)
+	return &redactedError{msg: msg, err: err}
 }
+
+// quotedRE matches a %q-quoted string in an error message.
+var quotedRE = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 
 // redactedError is an error whose text had a URL redacted; errors.Is and
 // errors.As still see the original.

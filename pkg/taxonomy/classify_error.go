@@ -118,12 +118,16 @@ func IsCanceled(err error) (canceled bool) {
 // err's chain, most specific type first. It also returns the status (0 when
 // the class came from a flag without one).
 func classifyProvider(err error) (Class, int, bool) {
+	// An APIError's Code comes from the response body; one that is not an
+	// HTTP error status (0 for a body without a code, or a stray number)
+	// says nothing, and the adapter's ProviderError around it carries the
+	// response's real status.
 	var gv genai.APIError
-	if errors.As(err, &gv) && gv.Code != 0 {
+	if errors.As(err, &gv) && errorStatus(gv.Code) {
 		return classifyStatus(gv.Code, geminiQuotaSpent(gv.Details)), gv.Code, true
 	}
 	var gp *genai.APIError
-	if errors.As(err, &gp) && gp != nil && gp.Code != 0 {
+	if errors.As(err, &gp) && gp != nil && errorStatus(gp.Code) {
 		return classifyStatus(gp.Code, geminiQuotaSpent(gp.Details)), gp.Code, true
 	}
 	var oe *openai.Error
@@ -159,6 +163,9 @@ func classifyProvider(err error) (Class, int, bool) {
 	}
 	return "", 0, false
 }
+
+// errorStatus reports whether code is an HTTP error status (400-599).
+func errorStatus(code int) bool { return code >= 400 && code <= 599 }
 
 // safeStatus calls HTTPStatusCode, treating a panicking implementation (a
 // nil receiver, say) as "no status".

@@ -2,6 +2,8 @@ package tool
 
 import (
 	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -143,7 +145,29 @@ func mayContainFold(s string, words ...string) bool {
 // host:port pairs, IP addresses and internal host names redacted, and the
 // result capped at MaxErrorStringLen runes.
 func SanitizeString(s string) string {
-	s = firstLinePrintable(s)
+	return sanitizeLoop(firstLinePrintable(s), redactOnce)
+}
+
+// sanitizeLoop applies redact and the cap until nothing changes (at most
+// four rounds): the cap can cut a string into a new match ("… 1.2.3.4567"
+// ends as "1.2.3.45…", an address), which a second pass would redact, so
+// one pass would not be idempotent, and the error maps the idempotency
+// wrapper stores are sanitised again when a resumed invocation sends them
+// back.
+func sanitizeLoop(s string, redact func(string) string) string {
+	for range 4 {
+		t := trimAndCap(redact(s))
+		if t == s {
+			break
+		}
+		s = t
+	}
+	return s
+}
+
+// redactOnce is one pass of SanitizeString's patterns over a printable
+// line.
+func redactOnce(s string) string {
 	// Each pattern runs only when s holds a substring every match of it
 	// needs (the error path of a busy fleet sanitises every error map; most
 	// strings are plain sentences).
@@ -164,7 +188,7 @@ func SanitizeString(s string) string {
 		s = internalHost.ReplaceAllString(s, redacted)
 		s = ipRE.ReplaceAllString(s, redacted)
 	}
-	return trimAndCap(s)
+	return s
 }
 
 // firstLinePrintable is s's first line, as valid UTF-8 without control
@@ -207,7 +231,44 @@ func Sanitize(m map[string]any) map[string]any {
 		return m
 	}
 	out, _ := sanitizeValue(m, 0).(map[string]any)
+	if !IsErrorMap(out) {
+		// A status only control characters kept from "ok" ("ok\x00"):
+		// the sanitised map must still report the failure.
+		out["status"] = StatusError
+	}
 	return out
+}
+
+// sanitizeKeys returns the sanitised keys of x in sorted order of the
+// originals, each distinct: two keys that sanitise alike ("a\nx" and
+// "a\ny" are both "a") would lose an entry, so a later one gets "#2",
+// "#3", ... (deterministically: the originals are sorted).
+func sanitizeKeys(x map[string]any) ([]string, []string) {
+	orig := make([]string, 0, len(x))
+	for k := range x {
+		orig = append(orig, k)
+	}
+	sort.Strings(orig)
+	taken := make(map[string]bool, len(x))
+	out := make([]string, len(orig))
+	for i, k := range orig {
+		sk := SanitizeString(k)
+		if taken[sk] {
+			base := []rune(sk)
+			if len(base) > MaxErrorStringLen-8 {
+				base = base[:MaxErrorStringLen-8]
+			}
+			for n := 2; ; n++ {
+				if c := string(base) + "#" + strconv.Itoa(n); !taken[c] {
+					sk = c
+					break
+				}
+			}
+		}
+		taken[sk] = true
+		out[i] = sk
+	}
+	return orig, out
 }
 
 func sanitizeValue(v any, depth int) any {
@@ -219,8 +280,9 @@ func sanitizeValue(v any, depth int) any {
 		return SanitizeString(x)
 	case map[string]any:
 		out := make(map[string]any, len(x))
-		for k, vv := range x {
-			out[SanitizeString(k)] = sanitizeValue(vv, depth+1)
+		orig, keys := sanitizeKeys(x)
+		for i, k := range orig {
+			out[keys[i]] = sanitizeValue(x[k], depth+1)
 		}
 		return out
 	case []any:

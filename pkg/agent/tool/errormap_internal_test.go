@@ -7,17 +7,18 @@ import (
 // sanitizeReference is SanitizeString without the substring pre-checks:
 // every pattern always runs.
 func sanitizeReference(s string) string {
-	s = firstLinePrintable(s)
-	if stackFrameRE.MatchString(s) || sqlRE.MatchString(s) {
-		return redacted
-	}
-	s = urlRE.ReplaceAllString(s, redacted)
-	s = netHostPortRE.ReplaceAllString(s, "${1}"+redacted)
-	s = hostPortRE.ReplaceAllString(s, redacted)
-	s = lookupRE.ReplaceAllString(s, "${1}"+redacted+"${2}")
-	s = internalHost.ReplaceAllString(s, redacted)
-	s = ipRE.ReplaceAllString(s, redacted)
-	return trimAndCap(s)
+	return sanitizeLoop(firstLinePrintable(s), func(s string) string {
+		if stackFrameRE.MatchString(s) || sqlRE.MatchString(s) {
+			return redacted
+		}
+		s = urlRE.ReplaceAllString(s, redacted)
+		s = netHostPortRE.ReplaceAllString(s, "${1}"+redacted)
+		s = hostPortRE.ReplaceAllString(s, redacted)
+		s = lookupRE.ReplaceAllString(s, "${1}"+redacted+"${2}")
+		s = internalHost.ReplaceAllString(s, redacted)
+		s = ipRE.ReplaceAllString(s, redacted)
+		return s
+	})
 }
 
 // The pre-checks only skip patterns that cannot match: SanitizeString and

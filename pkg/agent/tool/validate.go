@@ -66,6 +66,9 @@ func (v *Validator) resolve(s *jsonschema.Schema) resolved {
 		return c.(resolved)
 	}
 	r, err := s.Resolve(nil)
+	if err == nil {
+		err = sameInstanceCycle(s)
+	}
 	res := resolved{r: r, err: err}
 	if v.n.Load() < MaxCachedSchemas {
 		if _, loaded := v.cache.LoadOrStore(s, res); !loaded {

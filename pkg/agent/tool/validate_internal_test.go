@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -66,5 +67,38 @@ func TestUnresolvableSchemaIsASchemaError(t *testing.T) {
 	}
 	if err := v.Check(decl); !errors.As(err, &se) {
 		t.Fatalf("Check = %v, want a *SchemaError", err)
+	}
+}
+
+// A schema that applies itself to the same value ({"$ref": "#"}, or a
+// cycle through allOf) resolves, but validating with it overflowed the
+// stack, which kills the process: Check refuses it. A recursive schema that
+// descends into the value is fine.
+func TestSameInstanceRefCycleIsASchemaError(t *testing.T) {
+	var v Validator
+	for _, tc := range []struct {
+		schema string
+		bad    bool
+	}{
+		{`{"$ref":"#"}`, true},
+		{`{"$defs":{"a":{"allOf":[{"$ref":"#/$defs/b"}]},"b":{"not":{"$ref":"#/$defs/a"}}},"$ref":"#/$defs/a"}`, true},
+		{`{"type":"object","properties":{"next":{"$ref":"#"}}}`, false},
+		{`{"$ref":"#/$defs/a","$defs":{"a":{"type":"object","properties":{"n":{"$ref":"#/$defs/a"}}}}}`, false},
+	} {
+		var s jsonschema.Schema
+		if err := json.Unmarshal([]byte(tc.schema), &s); err != nil {
+			t.Fatal(err)
+		}
+		decl := &model.ToolDeclaration{Name: "t", Parameters: &s}
+		err := v.Check(decl)
+		var se *SchemaError
+		if tc.bad != errors.As(err, &se) {
+			t.Errorf("%s: Check = %v, want a SchemaError: %v", tc.schema, err, tc.bad)
+		}
+		if !tc.bad {
+			if err := v.Validate(decl, map[string]any{"next": map[string]any{"next": map[string]any{}}}); err != nil {
+				t.Errorf("%s: Validate = %v", tc.schema, err)
+			}
+		}
 	}
 }

@@ -2,7 +2,11 @@ package gemini
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"testing"
+
+	"google.golang.org/genai"
 
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/taxonomy"
@@ -125,5 +129,44 @@ func checkClass(t *testing.T, name string, resp *model.Response, want taxonomy.C
 	}
 	if !failed || got != want {
 		t.Errorf("%s: class %s (failed=%v), want %s (finish=%q code=%q)", name, got, failed, want, resp.FinishReason, resp.ErrorCode)
+	}
+}
+
+// An error response whose body carries no error code (a load balancer's
+// HTML page, `{"error": {}}`, nothing) gives the SDK's APIError Code 0; the
+// adapter adds the HTTP status it saw, so a 503 is SERVER (retried,
+// replayed) and a 401 AUTH (paged), not UNKNOWN, plain and streaming.
+func TestErrorWithoutACodeIsClassifiedByItsHTTPStatus(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		body   string
+		want   taxonomy.Class
+	}{
+		{503, `{"error": {}}`, taxonomy.Server},
+		{502, `<html><body>Bad Gateway</body></html>`, taxonomy.Server},
+		{401, ``, taxonomy.Auth},
+		{429, `{"error": {"message": "slow down"}}`, taxonomy.RateLimited},
+	} {
+		fake := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(tc.status)
+			_, _ = w.Write([]byte(tc.body))
+		})
+		m, err := New(context.Background(), Config{APIKey: "k", Model: "gemini-2.5-flash", BaseURL: fake.srv.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, stream := range []bool{false, true} {
+			_, errs := collect(context.Background(), m, userText("hi"), stream)
+			if len(errs) != 1 {
+				t.Fatalf("HTTP %d stream=%v: errors %v, want one", tc.status, stream, errs)
+			}
+			if got := taxonomy.ClassifyError(errs[0]); got != tc.want {
+				t.Errorf("HTTP %d %q stream=%v: class %s, want %s (%v)", tc.status, tc.body, stream, got, tc.want, errs[0])
+			}
+			var gv genai.APIError
+			if !errors.As(errs[0], &gv) {
+				t.Errorf("HTTP %d: the SDK's APIError is no longer reachable: %v", tc.status, errs[0])
+			}
+		}
 	}
 }

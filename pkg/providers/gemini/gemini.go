@@ -98,7 +98,7 @@ func New(ctx context.Context, cfg Config) (*Model, error) {
 	client, err := genai.NewClient(ctx, &genai.ClientConfig{
 		APIKey:     cfg.APIKey,
 		Backend:    genai.BackendGeminiAPI,
-		HTTPClient: cfg.HTTPClient,
+		HTTPClient: withStatusTransport(cfg.HTTPClient),
 		HTTPOptions: genai.HTTPOptions{
 			BaseURL:      cfg.BaseURL,
 			APIVersion:   cfg.APIVersion,
@@ -160,12 +160,13 @@ func (m *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 			resp *genai.GenerateContentResponse
 			err  error
 		)
+		cctx, status := recordStatus(ctx)
 		func() {
 			defer recoverSDK(&err)
-			resp, err = m.client.Models.GenerateContent(ctx, name, contents, config)
+			resp, err = m.client.Models.GenerateContent(cctx, name, contents, config)
 		}()
 		if err != nil {
-			yield(nil, fmt.Errorf("gemini: generate content (model %s): %w", name, err))
+			yield(nil, fmt.Errorf("gemini: generate content (model %s): %w", name, withHTTPStatus(err, status)))
 			return
 		}
 		out := FromGenAI(resp)
@@ -196,10 +197,11 @@ func (m *Model) stream(ctx context.Context, name string, contents []*genai.Conte
 				yield(nil, fmt.Errorf("gemini: stream (model %s) after %d chunks: %w: %v", name, summary.chunks, ErrSDKPanic, r))
 			}
 		}()
-		for chunk, err := range m.client.Models.GenerateContentStream(ctx, name, contents, config) {
+		cctx, status := recordStatus(ctx)
+		for chunk, err := range m.client.Models.GenerateContentStream(cctx, name, contents, config) {
 			if err != nil {
 				stopped = true
-				yield(nil, fmt.Errorf("gemini: stream generate content (model %s) after %d chunks: %w", name, summary.chunks, err))
+				yield(nil, fmt.Errorf("gemini: stream generate content (model %s) after %d chunks: %w", name, summary.chunks, withHTTPStatus(err, status)))
 				return
 			}
 			if chunk == nil {
