@@ -76,6 +76,12 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 	j.meta, j.delivered = meta, int(meta.NumDelivered)
 	j.replay, _ = strconv.Atoi(msg.Headers().Get(envelope.HeaderReplayCount))
+	if j.replay < 0 {
+		// Only the replayer sets the header, counting from 1; a negative
+		// one (a producer's) is a first run, not the internal "no result
+		// id" of publishResult.
+		j.replay = 0
+	}
 	if t, err := time.Parse(time.RFC3339Nano, msg.Headers().Get(HeaderFirstFailedAt)); err == nil {
 		j.firstFail = t
 	}

@@ -180,3 +180,29 @@ func TestOversizedResultIsCutToFit(t *testing.T) {
 		t.Fatalf("%d DLQ entries, want none", n)
 	}
 }
+
+// A request whose Agent-Replay-Count header is negative (set by a
+// producer: only the replayer sets it, from 1) runs as a first run, and its
+// result keeps its Nats-Msg-Id (a negative count made the worker publish
+// it without one, so a redelivery could store a second result).
+func TestNegativeReplayCountIsAFirstRun(t *testing.T) {
+	e := newEnv(t)
+	w := e.startWorker("w1", e.supportAgent(agenttest.NewScriptedModel(agenttest.Reply(agenttest.Text("done")))), worker.Config{})
+	e.publish(request("inv-neg", "s1", "hi"), map[string]string{envelope.HeaderReplayCount: "-1"})
+	if res := e.await("inv-neg"); res.Status != envelope.StatusCompleted {
+		t.Fatalf("result %+v", res)
+	}
+	eventually(t, "completion acked", func() bool { return w.count("support", "completed") == 1 })
+	ctx := context.Background()
+	s, err := e.js.Stream(ctx, e.sc.ResultsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.GetLastMsgForSubject(ctx, e.sc.ResultSubject("inv-neg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := m.Header.Get(envelope.HeaderMsgID); id != worker.ResultMsgID("inv-neg", 0, envelope.StatusCompleted) {
+		t.Fatalf("result Nats-Msg-Id = %q, want %q", id, worker.ResultMsgID("inv-neg", 0, envelope.StatusCompleted))
+	}
+}
