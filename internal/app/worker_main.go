@@ -43,6 +43,9 @@ func WorkerMain(args []string, stdout, stderr io.Writer) int {
 		cfg.LogLevel = "warn"
 		if _, err := RunDemo(ctx, cfg, demo, os.Getenv, stdout, stderr); err != nil {
 			fmt.Fprintln(stderr, "worker:", err)
+			if errors.Is(err, ErrBadConfig) {
+				return 2
+			}
 			return 1
 		}
 		return 0

@@ -117,6 +117,11 @@ func New(ctx context.Context, js jetstream.JetStream, cfg Config) (*Store, error
 	if err != nil {
 		return nil, storeErr("open", err)
 	}
+	// A claim is a revision check: refuse a server where that is not
+	// exclusive on a replicated bucket (two owners would run the effect).
+	if err := kvbucket.RequireRevisionChecks(ctx, js, cfg.Bucket); err != nil {
+		return nil, fmt.Errorf("natskv: open: %w", err)
+	}
 	cfg.Retention = ttl
 	return &Store{kv: kv, cfg: cfg}, nil
 }
@@ -181,7 +186,11 @@ func (s *Store) Claim(ctx context.Context, req idempotency.ClaimRequest) (idempo
 			return idempotency.Claim{Outcome: idempotency.OutcomeInProgress, Record: cur.rec}, nil
 		}
 		if !indexed {
-			if err := s.index(ctx, "claim", req.InvocationID, req.Key); err != nil {
+			// A key claimed again (released, or its lease ran out) may be
+			// listed by an index entry written long ago: rewrite it, so the
+			// index does not expire before the new record (Effects must
+			// list every record).
+			if err := s.updateIndex(ctx, "claim", req.InvocationID, req.Key, true); err != nil {
 				return idempotency.Claim{}, err
 			}
 			indexed = true
@@ -203,7 +212,7 @@ func (s *Store) Claim(ctx context.Context, req idempotency.ClaimRequest) (idempo
 		}
 		if cur == nil {
 			_, err = s.kv.Create(ctx, kvKey, val)
-			if errors.Is(err, jetstream.ErrKeyExists) {
+			if errors.Is(err, jetstream.ErrKeyExists) || wrongLastSequence(err) {
 				continue // someone else created it: re-read
 			}
 		} else {
@@ -243,7 +252,7 @@ func (s *Store) updateIndex(ctx context.Context, op, invocationID, key string, t
 		case errors.Is(err, jetstream.ErrKeyNotFound):
 			b, _ := json.Marshal(indexValue{Keys: []string{key}})
 			_, err = s.kv.Create(ctx, ik, b)
-			if errors.Is(err, jetstream.ErrKeyExists) {
+			if errors.Is(err, jetstream.ErrKeyExists) || wrongLastSequence(err) {
 				continue
 			}
 			if err != nil {
@@ -407,4 +416,15 @@ func (s *Store) Effects(ctx context.Context, invocationID string) ([]idempotency
 	}
 	idempotency.SortRecords(out)
 	return out, nil
+}
+
+// wrongLastSequence reports the server's revision-check refusal as a bare
+// API error: Create over a deleted (released) key retries as an Update
+// whose error nats.go does not map, and a replicated (R>1) bucket reports
+// it with code 10164, not 10071, so racing claims of a released key got
+// "store unavailable" instead of re-reading.
+func wrongLastSequence(err error) bool {
+	var ae *jetstream.APIError
+	return errors.As(err, &ae) && (ae.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		ae.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }

@@ -1,0 +1,65 @@
+package kvbucket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ErrRevisionChecksUnsafe is matched by RequireRevisionChecks' error: the
+// server does not check a write's expected revision atomically on a
+// replicated stream, so a lock or a claim made by a revision check is not
+// exclusive there.
+var ErrRevisionChecksUnsafe = errors.New("kvbucket: the server's revision checks are not atomic on replicated buckets")
+
+// RequireRevisionChecks refuses a replicated (R>1) bucket on a server older
+// than 2.9.21. Before that version a clustered stream checked the expected
+// last sequence before proposing a write, not when applying it
+// (nats-server #4320), so several writes at one revision could all be
+// accepted: on such a cluster several workers held one session lock at once
+// (seen with a three-node 2.9.10 cluster). One replica, or a newer server,
+// is fine.
+func RequireRevisionChecks(ctx context.Context, js jetstream.JetStream, bucket string) error {
+	s, err := js.Stream(ctx, streamName(bucket))
+	if err != nil {
+		return fmt.Errorf("bucket %s: read its configuration: %w", bucket, err)
+	}
+	if s.CachedInfo().Config.Replicas <= 1 || js.Conn() == nil {
+		return nil
+	}
+	v := js.Conn().ConnectedServerVersion()
+	if atomicRevisionChecks(v) {
+		return nil
+	}
+	return fmt.Errorf("%w: bucket %s has %d replicas on NATS %s; upgrade the servers to 2.9.21 or later, or use one replica",
+		ErrRevisionChecksUnsafe, bucket, s.CachedInfo().Config.Replicas, v)
+}
+
+// atomicRevisionChecks reports whether server version v (e.g. "2.9.10")
+// checks expected revisions atomically on replicated streams: 2.9.21 and
+// later. An unreadable version is trusted (a development build).
+func atomicRevisionChecks(v string) bool {
+	parts := strings.SplitN(strings.SplitN(v, "-", 2)[0], ".", 3)
+	if len(parts) != 3 {
+		return true
+	}
+	n := make([]int, 3)
+	for i, p := range parts {
+		x, err := strconv.Atoi(p)
+		if err != nil {
+			return true
+		}
+		n[i] = x
+	}
+	switch {
+	case n[0] != 2:
+		return n[0] > 2
+	case n[1] != 9:
+		return n[1] > 9
+	}
+	return n[2] >= 21
+}
