@@ -152,7 +152,12 @@ func classifyProvider(err error) (Class, int, bool) {
 			return QuotaExhausted, pe.StatusCode, true
 		}
 		if pe.StatusCode != 0 {
-			return classifyStatus(pe.StatusCode, false), pe.StatusCode, true
+			// An adapter's status around a Gemini APIError without a code
+			// (gemini's withHTTPStatus): the error's details may still say
+			// a quota is spent.
+			spent := (errors.As(err, &gv) && geminiQuotaSpent(gv.Details)) ||
+				(errors.As(err, &gp) && gp != nil && geminiQuotaSpent(gp.Details))
+			return classifyStatus(pe.StatusCode, spent), pe.StatusCode, true
 		}
 	}
 	var sc StatusCoder

@@ -259,7 +259,13 @@ func sanitizeKeys(x map[string]any) ([]string, []string) {
 				base = base[:MaxErrorStringLen-8]
 			}
 			for n := 2; ; n++ {
-				if c := string(base) + "#" + strconv.Itoa(n); !taken[c] {
+				// Sanitised again: the cut can end in a new match
+				// ("1.2.3.45#2"), and a second Sanitize must change nothing.
+				c := string(base) + "#" + strconv.Itoa(n)
+				if n < 1000 { // bounded: a candidate the patterns always rewrite alike is kept as it is
+					c = SanitizeString(c)
+				}
+				if !taken[c] {
 					sk = c
 					break
 				}
