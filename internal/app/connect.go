@@ -54,7 +54,7 @@ func ConnectNATS(cfg config.NATS, name string, log zerolog.Logger) (*nats.Conn, 
 	}
 	nc, err := nats.Connect(cfg.URL, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("nats: connect %s: %w", config.RedactURL(cfg.URL), config.RedactURLError(err))
+		return nil, fmt.Errorf("nats: connect %s: %w", config.RedactURL(cfg.URL), config.RedactConnectError(err, cfg.URL))
 	}
 	return nc, nil
 }
@@ -104,7 +104,7 @@ func StartEmbedded(cfg config.Embedded, log zerolog.Logger) (*server.Server, err
 func ConnectRedis(ctx context.Context, cfg config.Redis) (*redis.Client, error) {
 	opts, err := redis.ParseURL(cfg.URL)
 	if err != nil {
-		return nil, fmt.Errorf("redis: url %s: %w", config.RedactURL(cfg.URL), config.RedactURLError(err))
+		return nil, fmt.Errorf("redis: url %s: %w", config.RedactURL(cfg.URL), config.RedactConnectError(err, cfg.URL))
 	}
 	if opts.MaxRetries <= 0 {
 		// Not set, or max_retries=0 (which go-redis would read as its

@@ -8,6 +8,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -141,21 +142,28 @@ func setValue(v reflect.Value, s string) error {
 //     redis:// and rediss:// it is the Redis ACL user name, not a secret,
 //     and an operator needs it to tell which user failed.
 //
-// A comma-separated list of URLs (NATS seed servers: more than one "://")
-// is redacted server by server; a comma in one URL (a password may hold
-// one) is left to url.Parse. A URL that does not parse (a typo in the
-// port, a '%' in the password) loses its whole user info instead: what
-// cannot be parsed cannot be told apart, and a secret must not reach a log
-// because of a typo.
+// A comma-separated list of URLs (NATS seed servers: more than one "://",
+// or a NATS URL at all, since nats.go splits on every comma) is redacted
+// server by server; a comma in another URL (a Redis password may hold one)
+// is left to url.Parse. A URL that does not parse (a typo in the port, a
+// '%' in the password) loses its whole user info instead: what cannot be
+// parsed cannot be told apart, and a secret must not reach a log because
+// of a typo. So does a URL with more than one '@' after its scheme, or one
+// '@' outside the user info url.Parse found (a secret holding '@', '#',
+// '?' or '/' ends the authority early): everything before the last '@' is
+// dropped. The exception is an '@' only in a non-NATS URL's query or
+// fragment (redis://host/0?client_name=svc@team): the host is kept and
+// the query or fragment hidden.
 func RedactURL(s string) string {
-	if strings.Contains(s, ",") && strings.Count(s, "://") > 1 {
+	scheme, _, hasScheme := strings.Cut(s, "://")
+	if strings.Contains(s, ",") && (strings.Count(s, "://") > 1 || !hasScheme || natsScheme(strings.ToLower(scheme))) {
 		parts := strings.Split(s, ",")
 		for i, p := range parts {
-			parts[i] = RedactURL(p)
+			parts[i] = redactListPart(p, strings.Contains(s, "@"))
 		}
 		return strings.Join(parts, ",")
 	}
-	if !strings.Contains(s, "://") {
+	if !hasScheme {
 		// No scheme: nats.go prefixes "nats://", so "TOKEN@host:4222" is a
 		// token. url.Parse would read it as a path (or fail on the port).
 		if at := strings.LastIndex(s, "@"); at >= 0 {
@@ -163,25 +171,33 @@ func RedactURL(s string) string {
 		}
 		return s
 	}
+	i := strings.Index(s, "://")
+	prefix, rest := s[:i+3], s[i+3:]
+	dropUserInfo := func() string {
+		return prefix + redacted + "@" + rest[strings.LastIndex(rest, "@")+1:]
+	}
 	u, err := url.Parse(s)
-	if err != nil {
-		i := strings.Index(s, "://")
-		scheme, rest := s[:i+3], s[i+3:]
-		if at := strings.LastIndex(rest, "@"); at >= 0 {
-			return scheme + redacted + "@" + rest[at+1:]
+	switch {
+	case err != nil:
+		if strings.Contains(rest, "@") {
+			return dropUserInfo()
 		}
 		return s
-	}
-	if u.User == nil {
-		// No user info as url.Parse reads it, but an '@' after the
-		// scheme: a token or password holding '#', '?' or '/' ends the
-		// authority early ("nats://tok#en@host" parses as host "tok"),
-		// yet it is what the operator meant as a secret, and the string
-		// is what gets printed. Drop everything before the last '@'.
-		i := strings.Index(s, "://")
-		if at := strings.LastIndex(s[i+3:], "@"); at >= 0 {
-			return s[:i+3] + redacted + "@" + s[i+3+at+1:]
+	case strings.Count(rest, "@") > 1:
+		return dropUserInfo() // which '@' ends the user info cannot be told
+	case u.User == nil && strings.Contains(rest, "@"):
+		if !natsScheme(u.Scheme) && plainHost(u) && !strings.Contains(u.Path, "@") {
+			// The '@' is in the query or fragment (a Redis option's value).
+			if strings.Contains(u.RawQuery, "@") {
+				u.RawQuery = redacted
+			}
+			if strings.Contains(u.Fragment, "@") || strings.Contains(u.RawFragment, "@") {
+				u.Fragment, u.RawFragment = redacted, ""
+			}
+			return u.String()
 		}
+		return dropUserInfo()
+	case u.User == nil:
 		return s
 	}
 	if _, ok := u.User.Password(); ok {
@@ -190,6 +206,43 @@ func RedactURL(s string) string {
 		u.User = url.User(redacted)
 	}
 	return u.String()
+}
+
+// plainHost reports whether u's host reads as a host and an optional
+// numeric port, not as a user and password that a '#' or '?' cut out of
+// the user info ("0:pa55:" of "unix://0:pa55:#@host").
+func plainHost(u *url.URL) bool {
+	h := u.Host
+	if strings.ContainsAny(h, "@") || strings.HasSuffix(h, ":") {
+		return false
+	}
+	if !strings.HasPrefix(h, "[") && strings.Count(h, ":") > 1 {
+		return false
+	}
+	for _, c := range u.Port() {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// redactListPart redacts one server of a comma-separated list. In a list
+// with user info somewhere, a part that does not parse and has no '@' may
+// be the start of a secret the comma cut ("nats://:pa" of
+// "nats://:pa,ss@host"): its authority is dropped too.
+func redactListPart(p string, listHasUserInfo bool) string {
+	check := p
+	if !strings.Contains(p, "://") {
+		check = "nats://" + p
+	}
+	if _, err := url.Parse(check); err != nil && !strings.Contains(p, "@") && listHasUserInfo {
+		if i := strings.Index(p, "://"); i >= 0 {
+			return p[:i+3] + redacted
+		}
+		return redacted
+	}
+	return RedactURL(p)
 }
 
 // redacted replaces a secret in RedactURL's output.
@@ -224,6 +277,52 @@ func RedactURLError(err error) error {
 	}
 	msg := strings.Replace(err.Error(), ue.Error(), ue.Op+" URL: "+inner, 1)
 	return &redactedError{msg: msg, err: err}
+}
+
+// RedactConnectError is RedactURLError for the error of connecting to raw
+// (a NATS or Redis URL from the configuration), also removing every piece
+// of raw's user info from the text: a client may quote such a piece on
+// its own, as nats.go does when a token holding '/' makes it dial the
+// token's start as a host ("lookup s3cr3t on ...: no such host").
+// Pieces shorter than three characters are left alone.
+func RedactConnectError(err error, raw string) error {
+	if err == nil {
+		return nil
+	}
+	err = RedactURLError(err)
+	msg := err.Error()
+	out := msg
+	for _, piece := range userInfoPieces(raw) {
+		out = strings.ReplaceAll(out, piece, redacted)
+	}
+	if out == msg {
+		return err
+	}
+	return &redactedError{msg: out, err: err}
+}
+
+// userInfoPieces returns the parts of every user info in raw (each server
+// of a comma-separated list: what lies between its "://" and its last
+// '@'), split at ':', '/', '#', '?' and '@', longest first.
+func userInfoPieces(raw string) []string {
+	var out []string
+	for _, part := range strings.Split(raw, ",") {
+		at := strings.LastIndex(part, "@")
+		if at < 0 {
+			continue
+		}
+		info := part[:at]
+		if i := strings.Index(info, "://"); i >= 0 {
+			info = info[i+3:]
+		}
+		for _, p := range strings.FieldsFunc(info, func(r rune) bool { return strings.ContainsRune(":/#?@", r) }) {
+			if len(p) >= 3 {
+				out = append(out, p)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
 }
 
 // quotedRE matches a %q-quoted string in an error message.
