@@ -235,11 +235,6 @@ type indexValue struct {
 	Keys []string `json:"keys"`
 }
 
-// index adds key to the invocation's index entry.
-func (s *Store) index(ctx context.Context, op, invocationID, key string) error {
-	return s.updateIndex(ctx, op, invocationID, key, false)
-}
-
 // updateIndex adds key to the invocation's index entry (revision-checked).
 // With key already listed and touch set it rewrites the entry anyway,
 // restarting its MaxAge so the index lives at least as long as its records.
