@@ -63,3 +63,15 @@ func atomicRevisionChecks(v string) bool {
 	}
 	return n[2] >= 21
 }
+
+// IsRevisionRefusal reports the server's revision-check refusal as a bare
+// API error, which nats.go leaves unmapped on one path: Create over a
+// deleted key retries as an Update, and a replicated (R>1) bucket reports
+// the refusal with code 10164, not 10071 (so neither ErrKeyExists nor
+// ErrKeyRevisionMismatch matches it). A caller treats it as a lost
+// compare-and-set, as those.
+func IsRevisionRefusal(err error) bool {
+	var ae *jetstream.APIError
+	return errors.As(err, &ae) && (ae.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		ae.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}

@@ -11,8 +11,9 @@ import (
 )
 
 // A NATS URL's token or password never reaches the producer's error
-// output: the connect error printed the URL as given (found by a newcomer
-// run: "connect to nats://s3cr3t@...").
+// output, neither in the URL it prints nor in the client's own error text:
+// the connect error printed the URL as given (found by a newcomer run:
+// "connect to nats://s3cr3t@...").
 func TestConnectErrorHidesTheURLsSecrets(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -24,6 +25,12 @@ func TestConnectErrorHidesTheURLsSecrets(t *testing.T) {
 		"nats://s3cr3t-token@" + closed,
 		"nats://user:s3cr3t-pass@" + closed,
 		"nats://s3cr3t-token@127.0.0.1:42x", // a typo in the port: url.Parse quotes the URL
+		// A token holding '/' ends url.Parse's authority early, so nats.go
+		// dials the token's start as a host and names it in its dial error
+		// ("lookup s3cr3t ...: no such host"), which is no *url.Error.
+		"nats://s3cr3t/tok@" + closed,
+		// A server list whose second server has no scheme, as nats.go allows.
+		"nats://s3cr3t@" + closed + ",tok2@" + closed,
 	} {
 		var out, errb bytes.Buffer
 		env := producercli.Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}

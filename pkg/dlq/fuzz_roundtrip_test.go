@@ -3,37 +3,12 @@ package dlq_test
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/agentfleet/agentfleet/internal/fuzztest"
 
 	"github.com/agentfleet/agentfleet/pkg/dlq"
 )
-
-// addByteCorpus adds the []byte entries of another target's corpus in
-// testdata/fuzz/<target> as seeds.
-func addByteCorpus(f *testing.F, target string) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "fuzz", target, "*"))
-	for _, p := range files {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		lines := strings.SplitN(string(b), "\n", 3)
-		if len(lines) < 2 || lines[0] != "go test fuzz v1" {
-			continue
-		}
-		l := strings.TrimSpace(lines[1])
-		if !strings.HasPrefix(l, "[]byte(") || !strings.HasSuffix(l, ")") {
-			continue
-		}
-		if s, err := strconv.Unquote(l[len("[]byte(") : len(l)-1]); err == nil {
-			f.Add([]byte(s))
-		}
-	}
-}
 
 // FuzzEntryRoundTrip: an entry read from the DLQ stream that decodes,
 // written again (the replayer parks and republishes entries), decodes to
@@ -48,7 +23,7 @@ func FuzzEntryRoundTrip(f *testing.F) {
 	f.Add(b)
 	f.Add([]byte(`{"v":1,"invocation_id":"a","agent":"b","class":"X","failed_at":"2025-01-01T00:00:00+01:00","first_failed_at":"2025-01-01T00:00:00.5+02:00","request":{"a" : [1, 2.0, "<\u2028>"]},"history":[{}],"tools_completed":null}`))
 	f.Add([]byte(`{"v":1,"invocation_id":"a","agent":"b","class":"X","failed_at":"9999-12-31T23:59:59.999999999Z","first_failed_at":"0001-01-01T00:00:00.000000001Z","request":null,"request_truncated":true,"request_sha256":"x","request_raw":"AA=="}`))
-	addByteCorpus(f, "FuzzDecodeEntry")
+	fuzztest.AddByteCorpus(f, "FuzzDecodeEntry")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		e1, err := dlq.DecodeEntry(data)
 		if err != nil {

@@ -2,38 +2,13 @@ package envelope_test
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"reflect"
-	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/agentfleet/agentfleet/internal/fuzztest"
 
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
-
-// addByteCorpus adds the []byte entries of another target's corpus in
-// testdata/fuzz/<target> as seeds.
-func addByteCorpus(f *testing.F, target string) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "fuzz", target, "*"))
-	for _, p := range files {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		lines := strings.SplitN(string(b), "\n", 3)
-		if len(lines) < 2 || lines[0] != "go test fuzz v1" {
-			continue
-		}
-		l := strings.TrimSpace(lines[1])
-		if !strings.HasPrefix(l, "[]byte(") || !strings.HasSuffix(l, ")") {
-			continue
-		}
-		if s, err := strconv.Unquote(l[len("[]byte(") : len(l)-1]); err == nil {
-			f.Add([]byte(s))
-		}
-	}
-}
 
 // FuzzRequestRoundTrip: a request the worker accepts, encoded again (as
 // the client and the replayer do), is accepted again and decodes to the
@@ -42,7 +17,7 @@ func FuzzRequestRoundTrip(f *testing.F) {
 	f.Add([]byte(good))
 	f.Add([]byte(`{"v":1,"invocation_id":"a","agent":"b","user_id":"c","session_id":"d","message":{"parts":[{"text":"<&>\u2028"},{}]},"metadata":{}}`))
 	f.Add([]byte(`{"v":1,"invocation_id":"a","agent":"b","user_id":"\ud800","session_id":"d","message":{"role":"user","parts":[{"text":"x"}]},"metadata":{"k":"\u00e9","":""}}`))
-	addByteCorpus(f, "FuzzDecodeRequest")
+	fuzztest.AddByteCorpus(f, "FuzzDecodeRequest")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := envelope.DecodeRequest(data, 8192)
 		if err != nil {

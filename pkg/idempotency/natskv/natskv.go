@@ -212,7 +212,7 @@ func (s *Store) Claim(ctx context.Context, req idempotency.ClaimRequest) (idempo
 		}
 		if cur == nil {
 			_, err = s.kv.Create(ctx, kvKey, val)
-			if errors.Is(err, jetstream.ErrKeyExists) || wrongLastSequence(err) {
+			if errors.Is(err, jetstream.ErrKeyExists) || kvbucket.IsRevisionRefusal(err) {
 				continue // someone else created it: re-read
 			}
 		} else {
@@ -247,7 +247,7 @@ func (s *Store) updateIndex(ctx context.Context, op, invocationID, key string, t
 		case errors.Is(err, jetstream.ErrKeyNotFound):
 			b, _ := json.Marshal(indexValue{Keys: []string{key}})
 			_, err = s.kv.Create(ctx, ik, b)
-			if errors.Is(err, jetstream.ErrKeyExists) || wrongLastSequence(err) {
+			if errors.Is(err, jetstream.ErrKeyExists) || kvbucket.IsRevisionRefusal(err) {
 				continue
 			}
 			if err != nil {
@@ -411,15 +411,4 @@ func (s *Store) Effects(ctx context.Context, invocationID string) ([]idempotency
 	}
 	idempotency.SortRecords(out)
 	return out, nil
-}
-
-// wrongLastSequence reports the server's revision-check refusal as a bare
-// API error: Create over a deleted (released) key retries as an Update
-// whose error nats.go does not map, and a replicated (R>1) bucket reports
-// it with code 10164, not 10071, so racing claims of a released key got
-// "store unavailable" instead of re-reading.
-func wrongLastSequence(err error) bool {
-	var ae *jetstream.APIError
-	return errors.As(err, &ae) && (ae.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-		ae.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }

@@ -41,18 +41,7 @@ func openBucket(ctx context.Context, js jetstream.JetStream, c Config, bucket, d
 // isConflict reports a lost compare-and-set: Update at a stale revision, or
 // Create of a key that exists.
 func isConflict(err error) bool {
-	return errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) || wrongLastSequence(err)
-}
-
-// wrongLastSequence reports the server's revision-check refusal as a bare
-// API error: Create over a deleted key retries as an Update whose error
-// nats.go does not map, and a replicated (R>1) bucket reports it with code
-// 10164, not 10071 (found on a three-node cluster: the losers of a race for
-// a just-released lock got a hard error instead of "locked").
-func wrongLastSequence(err error) bool {
-	var ae *jetstream.APIError
-	return errors.As(err, &ae) && (ae.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-		ae.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+	return errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) || kvbucket.IsRevisionRefusal(err)
 }
 
 // backoff waits a jittered, growing delay (at most ~50ms) before retry
