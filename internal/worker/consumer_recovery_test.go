@@ -1,8 +1,12 @@
 package worker_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/nats-io/nats.go"
@@ -21,9 +25,14 @@ import (
 func TestWorkerRecreatesAVanishedConsumer(t *testing.T) {
 	e := newEnv(t)
 	logs := logtest.New("fetch ended with an error", "re-created it", "fetching again")
-	e.deps = func(d *worker.Deps) { d.Logger = zerolog.New(logs).Level(zerolog.DebugLevel) }
+	// Ready is asked at the moment the recovery line is written: whoever
+	// reads that line must find the worker ready, not a moment later.
+	var started atomic.Pointer[worker.Worker]
+	atLine := &readyAtLine{next: logs, text: "fetching again", ready: func() error { return started.Load().Ready() }}
+	e.deps = func(d *worker.Deps) { d.Logger = zerolog.New(atLine).Level(zerolog.DebugLevel) }
 	llm := agenttest.NewScriptedModel(agenttest.Reply(agenttest.Text("Hello.")))
 	w := e.startWorker("w1", e.supportAgent(llm), worker.Config{})
+	started.Store(w.w)
 	if err := w.w.Ready(); err != nil {
 		t.Fatalf("Ready before = %v", err)
 	}
@@ -43,6 +52,9 @@ func TestWorkerRecreatesAVanishedConsumer(t *testing.T) {
 	}
 	logs.Wait(t, "re-created it")
 	logs.Wait(t, "fetching again")
+	if err := atLine.result(); err != nil {
+		t.Errorf("Ready when the recovery was logged = %v", err)
+	}
 	if err := w.w.Ready(); err != nil {
 		t.Errorf("Ready after recovery = %v", err)
 	}
@@ -64,6 +76,37 @@ func TestWorkerRecreatesAVanishedConsumer(t *testing.T) {
 	if err := w.w.Ready(); !errors.Is(err, worker.ErrStopped) {
 		t.Errorf("Ready after Run returned = %v, want ErrStopped", err)
 	}
+}
+
+// readyAtLine passes log lines to next and calls ready when the first line
+// holding text is written, before that line reaches next.
+type readyAtLine struct {
+	next  io.Writer
+	text  string
+	ready func() error
+
+	mu     sync.Mutex
+	called bool
+	err    error
+}
+
+func (r *readyAtLine) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	if !r.called && bytes.Contains(p, []byte(r.text)) {
+		r.called, r.err = true, r.ready()
+	}
+	r.mu.Unlock()
+	return r.next.Write(p)
+}
+
+// result returns what ready returned at the line.
+func (r *readyAtLine) result() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.called {
+		return errors.New("the line was never written")
+	}
+	return r.err
 }
 
 // Ready wraps the fetch error and the failed restore, so whoever reads it

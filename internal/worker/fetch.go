@@ -160,13 +160,15 @@ func (w *Worker) fetchSucceeded(h *fetchHealth) {
 	if h.failures == 0 {
 		return
 	}
+	// Ready first, then the line: whoever reads the line (an operator, a
+	// test's log watch) and then asks Ready must see the worker ready.
+	w.ready.set(nil)
 	if h.runLogged {
 		w.log.Info().Int("failures", h.failures).Dur("failed_for", time.Since(h.since)).
 			Msg("fetching again: the worker consumes requests")
 	}
 	h.failures, h.runLogged = 0, false
 	h.bo.Reset()
-	w.ready.set(nil)
 }
 
 // rebind binds the worker to its consumer again, creating it with the
