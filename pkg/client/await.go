@@ -60,7 +60,10 @@ func (c *Client) Await(ctx context.Context, invocationID string) (*envelope.Resu
 
 // AwaitAfter is Await ignoring a stored result whose stream sequence is
 // afterSeq or lower: it returns the first result published after the one a
-// Lookup returned (for a resubmission).
+// Lookup returned (for a resubmission). With afterSeq > 0 only a result the
+// stream has stored counts: a re-publish of the older result that the
+// stream drops as a duplicate (same Nats-Msg-Id) still reaches the
+// subscription, so a live message only makes AwaitAfter look again.
 func (c *Client) AwaitAfter(ctx context.Context, invocationID string, afterSeq uint64) (*envelope.Result, error) {
 	if !envelope.ValidID(invocationID) {
 		return nil, fmt.Errorf("%w: %q", ErrInvalidInvocationID, invocationID)
@@ -98,9 +101,14 @@ func (c *Client) AwaitAfter(ctx context.Context, invocationID string, afterSeq u
 		wctx, cancel := context.WithTimeout(ctx, delay)
 		msg, err := sub.NextMsgWithContext(wctx)
 		cancel()
+		live := err == nil
 		switch {
-		case err == nil:
+		case live && afterSeq == 0:
 			return decode(invocationID, msg.Data)
+		case live:
+			// The older result again (dropped by the stream), or a
+			// newer one the stream may not have stored yet: look now,
+			// and soon again.
 		case ctx.Err() != nil:
 			return nil, fmt.Errorf("client: await %s: %w", invocationID, ctx.Err())
 		case !errors.Is(err, context.DeadlineExceeded):
@@ -116,6 +124,9 @@ func (c *Client) AwaitAfter(ctx context.Context, invocationID string, afterSeq u
 		// No newer result stored yet, or the look-up failed (the live
 		// subscription still works; the next look-up tries again).
 		delay = min(2*delay, relookupMax)
+		if live {
+			delay = relookupFirst
+		}
 	}
 }
 

@@ -275,3 +275,48 @@ func TestAwaitSeesAResultStoredButNotDeliveredLive(t *testing.T) {
 		t.Fatalf("AwaitAfter = %+v, %v", res, err)
 	}
 }
+
+// A result published again with the Nats-Msg-Id it was stored under (two
+// workers publishing one recorded outcome) is dropped by the stream but
+// still reaches the subject's subscribers. AwaitAfter must not take that
+// copy of the result at afterSeq for a newer one: it returns the result
+// stored after it.
+func TestAwaitAfterIgnoresADroppedRepublish(t *testing.T) {
+	tg := streamstest.Embedded(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	c := newClient(t, tg)
+	publish := func(content, msgID string) *jetstream.PubAck {
+		t.Helper()
+		b, _ := (&envelope.Result{InvocationID: "inv-rp", Status: envelope.StatusDeadLettered, Content: content}).Encode()
+		ack, err := tg.JS.Publish(ctx, tg.Cfg.ResultSubject("inv-rp"), b, jetstream.WithMsgID(msgID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ack
+	}
+	publish("old", "res-inv-rp-0-dead_lettered")
+	old, err := c.Lookup(ctx, "inv-rp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := make(chan string, 1)
+	client.SetWaitingHook(c, func(id string) { waiting <- id })
+	type out struct {
+		res *envelope.Result
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		res, err := c.AwaitAfter(ctx, "inv-rp", old.Seq)
+		done <- out{res, err}
+	}()
+	recv(ctx, t, waiting)
+	if ack := publish("old", "res-inv-rp-0-dead_lettered"); !ack.Duplicate {
+		t.Fatalf("the re-publish was stored: %+v", ack)
+	}
+	publish("new", "res-inv-rp-1-completed")
+	if o := recv(ctx, t, done); o.err != nil || o.res.Content != "new" {
+		t.Fatalf("AwaitAfter = %+v, %v; want the result stored after seq %d", o.res, o.err, old.Seq)
+	}
+}

@@ -92,3 +92,30 @@ func FuzzDecodeRequest(f *testing.F) {
 		}
 	})
 }
+
+// encoding/json writes each byte of invalid UTF-8 as U+FFFD (three bytes),
+// so a producer's user or session id that is not UTF-8 reaches the worker
+// as another id: distinct ids ("M\xfcller", "M\xe4ller" in Latin-1) become
+// one (one session for two users), and an id within 256 bytes can decode
+// to more. Validate, which the client runs before it sends, rejects them.
+func TestValidateRejectsIDsThatAreNotUTF8(t *testing.T) {
+	for name, mut := range map[string]func(*envelope.Request){
+		"latin-1 user":    func(r *envelope.Request) { r.UserID = "M\xfcller" },
+		"latin-1 session": func(r *envelope.Request) { r.SessionID = "s-\xe4" },
+		"long user":       func(r *envelope.Request) { r.UserID = strings.Repeat("\xfc", 100) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			r, err := envelope.DecodeRequest([]byte(good), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mut(r)
+			var ie *envelope.InvalidError
+			if err := r.Validate(); !errors.As(err, &ie) {
+				b, _ := r.Encode()
+				_, werr := envelope.DecodeRequest(b, 0)
+				t.Fatalf("Validate = %v, want *InvalidError; the worker would read %s (%v)", err, b, werr)
+			}
+		})
+	}
+}

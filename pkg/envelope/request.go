@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
 )
@@ -39,8 +40,8 @@ type Request struct {
 	V            int               `json:"v"`                  // V is the envelope schema version; must equal Version.
 	InvocationID string            `json:"invocation_id"`      // InvocationID identifies the invocation; also the de-duplication id.
 	Agent        string            `json:"agent"`              // Agent names the agent that should handle the message.
-	UserID       string            `json:"user_id"`            // UserID identifies the user (at most 256 bytes).
-	SessionID    string            `json:"session_id"`         // SessionID identifies the conversation session (at most 256 bytes).
+	UserID       string            `json:"user_id"`            // UserID identifies the user (UTF-8, at most 256 bytes).
+	SessionID    string            `json:"session_id"`         // SessionID identifies the conversation session (UTF-8, at most 256 bytes).
 	Message      *model.Content    `json:"message"`            // Message is the user's message; text parts only.
 	Metadata     map[string]string `json:"metadata,omitempty"` // Metadata carries optional producer-supplied key/value pairs.
 }
@@ -102,7 +103,10 @@ func DecodeRequest(data []byte, maxSize int) (*Request, error) {
 	return &r, nil
 }
 
-// Validate checks a request's version and required fields.
+// Validate checks a request's version and required fields. A user or
+// session id must be valid UTF-8: encoding/json would write its invalid
+// bytes as U+FFFD, and the worker would read another id (distinct ids
+// becoming one session, or one longer than the limit).
 func (r *Request) Validate() error {
 	switch {
 	case r.V != Version:
@@ -115,6 +119,10 @@ func (r *Request) Validate() error {
 		return invalid("user_id missing or longer than 256 bytes")
 	case r.SessionID == "" || len(r.SessionID) > 256:
 		return invalid("session_id missing or longer than 256 bytes")
+	case !utf8.ValidString(r.UserID):
+		return invalid("user_id is not valid UTF-8")
+	case !utf8.ValidString(r.SessionID):
+		return invalid("session_id is not valid UTF-8")
 	case r.Message == nil || r.Message.Text() == "":
 		return invalid("message has no text part")
 	}
