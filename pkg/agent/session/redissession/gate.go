@@ -19,19 +19,29 @@ import (
 // attempts 1, no finished_at), in one HSET instead of its read, count and
 // delete. KEYS[1] lock, KEYS[2] record; ARGV[1] owner, ARGV[2] lease ms,
 // ARGV[3..9] luaTransition's arguments (the status must be running: an
-// error reply, before any write, otherwise). Returns
-// {0, current owner, remaining ms} when the lock is held, {1, HGETALL} for
-// an existing record, {2, {created_at, attempts}} when it stored the
-// running record.
+// error reply, before any write, otherwise). The record is read before
+// the lock is written, so a record key of another type fails the script
+// with nothing written. Returns {0, current owner, remaining ms} when the
+// lock is held, {1, HGETALL} for an existing record, {2, {created_at,
+// attempts}} when it stored the running record, and so again when the
+// script is sent again after a lost reply: owner holds the lock and the
+// record is running with updated_at this call's now (ARGV[8]), which only
+// this call's write can have (see luaTransition).
 var enterScript = redis.NewScript(`
 if ARGV[4] ~= 'running' then return redis.error_reply('ERR enter needs a running record') end
 local cur = redis.call('GET', KEYS[1])
 if cur and cur ~= ARGV[1] then
   return {0, cur, redis.call('PTTL', KEYS[1])}
 end
+local rec = redis.call('HGETALL', KEYS[2])
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-if redis.call('EXISTS', KEYS[2]) == 1 then
-  return {1, redis.call('HGETALL', KEYS[2])}
+if #rec > 0 then
+  local f = {}
+  for i = 1, #rec, 2 do f[rec[i]] = rec[i + 1] end
+  if cur and f.status == 'running' and f.updated_at == ARGV[8] then
+    return {2, {f.created_at, f.attempts}} -- stored already by this call, sent again
+  end
+  return {1, rec}
 end
 redis.call('HSET', KEYS[2], 'id', ARGV[3], 'status', ARGV[4], 'session', ARGV[5],
   'result', ARGV[6], 'error', ARGV[7], 'updated_at', ARGV[8], 'created_at', ARGV[8], 'attempts', 1)
@@ -225,11 +235,11 @@ func (g *Gate) Finish(ctx context.Context, rec *session.Invocation, key session.
 // luaTransition and releases the lock. Else it appends the events as
 // Service.AppendEvents would (in calls of at most 1000 values: Lua's
 // unpack stops at 8000), then created_at and the TTLs, stores the record
-// and releases the lock. A write that fails (a key of the wrong type)
-// leaves the record running and the lock held, so the redelivery resumes
-// from the store; only a failing first RPUSH leaves the session as it was
-// (a state or meta key of the wrong type fails after the events were
-// pushed, as a MULTI of the same writes would). KEYS[1] record, KEYS[2] lock,
+// and releases the lock. A session key of the wrong type for the writes
+// (checked before the first of them, as session.EventGate promises: a
+// MULTI of the same writes would push the events and then fail) is an
+// error reply with nothing written: the record stays running and the lock
+// held, so the redelivery decides from the store. KEYS[1] record, KEYS[2] lock,
 // KEYS[3..5] the session's events, state and meta; ARGV[1..7]
 // luaTransition's arguments, ARGV[8] owner, ARGV[9] created_at, ARGV[10]
 // session TTL ms (0: none), then n and n events, m and m state field/value
@@ -245,7 +255,7 @@ local function chunked(cmd, key, from, to, step)
   end
 end
 local cur = redis.call('GET', KEYS[2])
-local rec = redis.call('HMGET', KEYS[1], 'status', 'created_at', 'attempts')
+local rec = redis.call('HMGET', KEYS[1], 'status', 'created_at', 'attempts', 'updated_at')
 local completed = rec[1] == 'completed'
 if cur ~= ARGV[8] then
   if completed then return {0, redis.call('HGETALL', KEYS[1])} end
@@ -263,6 +273,14 @@ local n = tonumber(ARGV[11])
 local m = tonumber(ARGV[12 + n])
 local d = tonumber(ARGV[13 + n + 2 * m])
 if n > 0 then
+  -- every write below on a key of its type (or none), or none of them
+  local want = {[3] = 'list', [4] = (m + d > 0) and 'hash' or nil, [5] = 'hash'}
+  for k = 3, 5 do
+    local t = want[k] and redis.call('TYPE', KEYS[k]).ok
+    if t and t ~= 'none' and t ~= want[k] then
+      return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+    end
+  end
   chunked('RPUSH', KEYS[3], 12, 11 + n, 1000)
   chunked('HSET', KEYS[4], 13 + n, 12 + n + 2 * m, 1000)
   chunked('HDEL', KEYS[4], 14 + n + 2 * m, 13 + n + 2 * m + d, 1000)

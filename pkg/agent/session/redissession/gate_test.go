@@ -345,3 +345,59 @@ func TestFinishWithEventsResentTTLAndLarge(t *testing.T) {
 		t.Fatalf("the resent script stored events: %d, %v", len(s.Events), err)
 	}
 }
+
+// An Enter whose invocation record is a key of another type fails before
+// it writes anything: the lock stays free (review finding: the script took
+// the lock and then failed on the record, and its caller, told no lease
+// was held, left the session locked for the lease unless a best-effort
+// release came through).
+func TestEnterOntoAWrongTypeRecordTakesNoLock(t *testing.T) {
+	p := newParts(t, 0)
+	ctx := context.Background()
+	k := session.Key{App: "a", UserID: "u", SessionID: "s"}
+	if err := p.rdb.Set(ctx, p.prefix+"inv:{i1}", "x", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	e, err := p.gate.Enter(ctx, k, "w1", time.Minute, &session.Invocation{ID: "i1", Session: k, Status: session.InvocationRunning})
+	if err == nil || e.Lease != nil {
+		t.Fatalf("Enter onto a string record = %+v, %v; want an error and no lease", e, err)
+	}
+	if _, err := p.locker.Acquire(ctx, k, "w2", time.Minute); err != nil {
+		t.Fatalf("the failed Enter left the lock held: %v", err)
+	}
+}
+
+// FinishWithEvents onto a session whose state or meta key is of another
+// type writes nothing, as session.EventGate promises: no events pushed,
+// the record running, the lock held (review finding: the events were pushed
+// before the state or meta write failed, so the redelivery found the final
+// events stored with the invocation still running).
+func TestFinishWithEventsOntoWrongTypeKeysWritesNothing(t *testing.T) {
+	p := newParts(t, time.Hour)
+	ctx := context.Background()
+	for _, suffix := range []string{"state", "meta"} {
+		id := "wrong-" + suffix
+		k := session.Key{App: "a", UserID: "u", SessionID: id}
+		if e, err := p.gate.Enter(ctx, k, "w1", time.Minute, &session.Invocation{ID: id, Session: k, Status: session.InvocationRunning}); err != nil || e.Lease == nil {
+			t.Fatalf("Enter(%s) = %+v, %v", id, e, err)
+		}
+		base := p.prefix + "sess:{a:u:" + id + "}:"
+		if err := p.rdb.Set(ctx, base+suffix, "x", time.Minute).Err(); err != nil {
+			t.Fatal(err)
+		}
+		evs := []*session.Event{{InvocationID: id, Author: "support", Actions: session.Actions{StateDelta: map[string]any{"a": 1.0}}}}
+		done := &session.Invocation{ID: id, Session: k, Status: session.InvocationCompleted, Result: []byte(`{}`)}
+		if released, err := p.gate.FinishWithEvents(ctx, done, k, "w1", p.svc, evs); err == nil || released {
+			t.Fatalf("%s of the wrong type: FinishWithEvents = %v, %v; want an error, not released", suffix, released, err)
+		}
+		if n := p.rdb.LLen(ctx, base+"events").Val(); n != 0 {
+			t.Errorf("%s of the wrong type: %d events pushed, want none", suffix, n)
+		}
+		if rec, err := p.inv.Get(ctx, id); err != nil || rec.Status != session.InvocationRunning {
+			t.Errorf("%s of the wrong type: record %+v, %v; want running", suffix, rec, err)
+		}
+		if owner := p.rdb.Get(ctx, p.prefix+"lock:{a:u:"+id+"}").Val(); owner != "w1" {
+			t.Errorf("%s of the wrong type: lock held by %q, want w1", suffix, owner)
+		}
+	}
+}

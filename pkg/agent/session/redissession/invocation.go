@@ -20,7 +20,11 @@ import (
 // HGETALL} when the record is completed.
 //
 // store is the same after the read: cur is HMGET status, created_at,
-// attempts of key (a script that has read them already passes them). A
+// attempts, updated_at of key (a script that has read them already passes
+// them). A running record whose updated_at is this call's now (a time in
+// nanoseconds, taken once per call) is this call's own write, sent again
+// by a client that resends a command whose reply was lost: store answers
+// as the first run did and writes nothing, so attempts is counted once. A
 // terminal status writes the attempts it read, as the string it is ('0'
 // for a record with none), instead of asking Redis for them again with
 // HINCRBY by 0; like that HINCRBY it refuses a value that is not an
@@ -45,6 +49,9 @@ local function store(key, cur, id, status, sess, result, err, now, retention)
   local created = cur[2] or now
   local attempts
   if status == 'running' then
+    if cur[1] == 'running' and cur[4] == now then
+      return {1, {created, cur[3]}} -- stored already by this call, sent again
+    end
     attempts = string.format('%d', redis.call('HINCRBY', key, 'attempts', 1))
     redis.call('HDEL', key, 'finished_at')
     redis.call('HSET', key, 'id', id, 'status', status, 'session', sess,
@@ -60,7 +67,7 @@ local function store(key, cur, id, status, sess, result, err, now, retention)
   return {1, {created, attempts}}
 end
 local function transition(key, id, status, sess, result, err, now, retention)
-  return store(key, redis.call('HMGET', key, 'status', 'created_at', 'attempts'),
+  return store(key, redis.call('HMGET', key, 'status', 'created_at', 'attempts', 'updated_at'),
     id, status, sess, result, err, now, retention)
 end
 `

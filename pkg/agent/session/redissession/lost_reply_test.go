@@ -3,6 +3,7 @@ package redissession_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -44,5 +45,93 @@ func TestAppendWithALostReplyIsNotRepeated(t *testing.T) {
 	}
 	if len(s.Events) != 1 {
 		t.Fatalf("the session holds %d events after one append whose reply was lost, want 1", len(s.Events))
+	}
+}
+
+// proxiedParts returns Invocations and a Gate on a client through a proxy
+// that drops the reply to the first request holding marker (the client
+// sends a command again after a lost reply), and Invocations
+// on a direct client to the same keys. The scripts are loaded first, so
+// the request whose reply is lost is one that ran.
+func proxiedParts(t *testing.T, marker string) (*redistest.ReplyDropper, *redissession.Gate, *redissession.Invocations, *redissession.Invocations) {
+	t.Helper()
+	rdb, prefix := redistest.Client(t)
+	p := redistest.NewReplyDropper(t, rdb.Options().Addr, marker)
+	opts := *rdb.Options()
+	opts.Addr = p.Addr()
+	opts.MaxRetries = 3 // sends a command again after a lost reply
+	proxied := redis.NewClient(&opts)
+	t.Cleanup(func() { proxied.Close() })
+	cfg := redissession.Config{Prefix: prefix}
+	g, err := redissession.NewGate(proxied, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	invp, err := redissession.NewInvocations(proxied, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct, err := redissession.NewInvocations(rdb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	warm := session.Key{App: "a", UserID: "u", SessionID: "warm"}
+	if _, err := g.Enter(ctx, warm, "w0", time.Minute, &session.Invocation{ID: "warm", Session: warm, Status: session.InvocationRunning}); err != nil {
+		t.Fatal(err)
+	}
+	if err := direct.Transition(ctx, &session.Invocation{ID: "warm", Session: warm, Status: session.InvocationFailed}); err != nil {
+		t.Fatal(err)
+	}
+	return p, g, invp, direct
+}
+
+// An Enter whose reply was lost and which the client library sent again
+// answers as the first run did: a new invocation (no Existing record), run
+// once (review finding: the resent script found the running record the
+// first had stored and returned it as an existing one, so the worker
+// counted a second run and marked it running again, attempts 2).
+func TestEnterWithALostReplyIsANewInvocation(t *testing.T) {
+	p, g, _, direct := proxiedParts(t, "lost-reply-marker")
+	ctx := context.Background()
+	k := session.Key{App: "a", UserID: "u", SessionID: "s"}
+	r := &session.Invocation{ID: "i1", Session: k, Status: session.InvocationRunning, Result: []byte(`"lost-reply-marker"`)}
+	e, err := g.Enter(ctx, k, "w1", time.Minute, r)
+	if !p.Dropped() {
+		t.Fatal("the proxy never saw the enter")
+	}
+	if err != nil {
+		t.Fatalf("the script was sent again: %v", err)
+	}
+	if e.Lease == nil || e.Existing != nil || r.Attempts != 1 {
+		t.Fatalf("Enter after a lost reply = lease %v, existing %+v, attempts %d; want a lease, no existing record, attempts 1", e.Lease, e.Existing, r.Attempts)
+	}
+	if got, err := direct.Get(ctx, "i1"); err != nil || got.Attempts != 1 || got.Status != session.InvocationRunning {
+		t.Fatalf("stored = %+v, %v; want running, attempts 1", got, err)
+	}
+}
+
+// A running transition whose reply was lost and which the client library
+// sent again counts one run, not two (review finding: each resend added
+// one to attempts, bringing the invocation closer to its run limit).
+func TestTransitionWithALostReplyCountsOnce(t *testing.T) {
+	p, _, invp, direct := proxiedParts(t, "lost-reply-marker")
+	ctx := context.Background()
+	if err := direct.Transition(ctx, &session.Invocation{ID: "i1", Status: session.InvocationFailed}); err != nil {
+		t.Fatal(err)
+	}
+	r := &session.Invocation{ID: "i1", Status: session.InvocationRunning, Result: []byte(`"lost-reply-marker"`)}
+	err := invp.Transition(ctx, r)
+	if !p.Dropped() {
+		t.Fatal("the proxy never saw the transition")
+	}
+	if err != nil {
+		t.Fatalf("the script was sent again: %v", err)
+	}
+	if r.Attempts != 1 {
+		t.Fatalf("Transition after a lost reply: attempts %d, want 1", r.Attempts)
+	}
+	if got, err := direct.Get(ctx, "i1"); err != nil || got.Attempts != 1 || got.Status != session.InvocationRunning {
+		t.Fatalf("stored = %+v, %v; want running, attempts 1", got, err)
 	}
 }
