@@ -25,7 +25,8 @@ type Client struct {
 }
 
 // New returns a Client on js and nc (normally js's own connection; nil nc
-// means js.Conn()). The streams must exist (internal/streams.Ensure).
+// means js.Conn()). The streams must exist (internal/streams.Ensure). cfg
+// gets its defaults; one that fails Validate is refused (ErrInvalidConfig).
 func New(js jetstream.JetStream, nc *nats.Conn, cfg Config) (*Client, error) {
 	if js == nil {
 		return nil, errors.New("client: nil JetStream")
@@ -33,7 +34,11 @@ func New(js jetstream.JetStream, nc *nats.Conn, cfg Config) (*Client, error) {
 	if nc == nil {
 		nc = js.Conn()
 	}
-	return &Client{js: js, nc: nc, cfg: cfg.WithDefaults()}, nil
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Client{js: js, nc: nc, cfg: cfg}, nil
 }
 
 // Config returns the client's configuration (defaults applied).

@@ -1,6 +1,11 @@
 package client
 
-import "github.com/agentfleet/agentfleet/pkg/envelope"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/agentfleet/agentfleet/pkg/envelope"
+)
 
 // Defaults of Config (the same as internal/streams').
 const (
@@ -43,4 +48,51 @@ func (c Config) WithDefaults() Config {
 		c.MaxRequestSize = envelope.DefaultMaxSize
 	}
 	return c
+}
+
+// Validate checks a configuration with its defaults applied (New applies
+// them and validates): stream names that can be an API subject token, and
+// subject prefixes without wildcards or empty tokens that do not overlap
+// (a result prefix under the request prefix would make every result a
+// request). The error matches ErrInvalidConfig.
+func (c Config) Validate() error {
+	for _, n := range []struct{ field, v string }{
+		{"RequestsStream", c.RequestsStream}, {"ResultsStream", c.ResultsStream},
+	} {
+		switch {
+		case n.v == "":
+			return configError(n.field, "empty")
+		case len(n.v) > 64:
+			return configError(n.field, "longer than 64 bytes")
+		case strings.ContainsAny(n.v, ".*> \t\r\n/\\"):
+			return configError(n.field, fmt.Sprintf("%q contains one of . * > / \\ or white space", n.v))
+		}
+	}
+	if c.RequestsStream == c.ResultsStream {
+		return configError("ResultsStream", "the same stream as RequestsStream")
+	}
+	for _, p := range []struct{ field, v string }{
+		{"RequestPrefix", c.RequestPrefix}, {"ResultPrefix", c.ResultPrefix},
+	} {
+		if p.v == "" {
+			return configError(p.field, "empty")
+		}
+		if strings.ContainsAny(p.v, "*> \t\r\n") {
+			return configError(p.field, fmt.Sprintf("%q contains a wildcard or white space", p.v))
+		}
+		for _, tok := range strings.Split(p.v, ".") {
+			if tok == "" {
+				return configError(p.field, fmt.Sprintf("%q has an empty token", p.v))
+			}
+		}
+	}
+	a, b := c.RequestPrefix, c.ResultPrefix
+	if a == b || strings.HasPrefix(a, b+".") || strings.HasPrefix(b, a+".") {
+		return configError("ResultPrefix", fmt.Sprintf("%q overlaps RequestPrefix %q", b, a))
+	}
+	return nil
+}
+
+func configError(field, reason string) error {
+	return fmt.Errorf("%w: %s: %s", ErrInvalidConfig, field, reason)
 }

@@ -17,4 +17,7 @@ var (
 	// ErrInvalidInvocationID is returned for an invocation id that is not a
 	// subject-safe id ([A-Za-z0-9_-]{1,128}).
 	ErrInvalidInvocationID = errors.New("client: invalid invocation id")
+	// ErrInvalidConfig is matched by the error New returns for a Config
+	// that fails Validate.
+	ErrInvalidConfig = errors.New("client: invalid config")
 )
