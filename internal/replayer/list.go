@@ -36,6 +36,9 @@ func runList(ctx context.Context, c *cmdCtx, pos []string) error {
 	if len(pos) != 0 {
 		return usagef("list takes no arguments (use --invocation ID or show ID)")
 	}
+	if c.opts.max < 0 {
+		return usagef("--max must not be negative")
+	}
 	filter, err := c.opts.filter(c.env.Now())
 	if err != nil {
 		return err
@@ -57,9 +60,14 @@ func runList(ctx context.Context, c *cmdCtx, pos []string) error {
 		r = f.Parked.Reader()
 	}
 	var out []ListedEntry
+	id := filter.InvocationID
+	filter.InvocationID = "" // matched on the entry itself (ofInvocation)
 	for it, err := range r.List(ctx, filter) {
 		if it == nil {
 			return err
+		}
+		if id != "" && !ofInvocation(it, id) {
+			continue
 		}
 		le := ListedEntry{Seq: it.Seq, Subject: it.Subject, Stored: it.Time, Entry: it.Entry}
 		if it.Err != nil {

@@ -19,6 +19,9 @@ func runPark(ctx context.Context, c *cmdCtx, pos []string) error {
 	if len(pos) != 0 {
 		return usagef("park takes no arguments (use --invocation ID)")
 	}
+	if c.opts.max < 0 {
+		return usagef("--max must not be negative")
+	}
 	filter, err := c.opts.filter(c.env.Now())
 	if err != nil {
 		return err

@@ -64,6 +64,17 @@ func (p Planned) InvocationID() string {
 	return "-"
 }
 
+// ofInvocation reports whether it is an entry of invocation id: by the
+// entry's own invocation id (the one a replay republishes), and only for an
+// entry that cannot be decoded by its Agent-Invocation-Id header (an entry
+// may lack the header, or carry another one).
+func ofInvocation(it *dlq.Item, id string) bool {
+	if it.Entry != nil {
+		return it.Entry.InvocationID == id
+	}
+	return it.Header.Get(dlq.HeaderInvocationID) == id
+}
+
 // Selection says which entries a replay takes.
 type Selection struct {
 	// Filter selects entries.

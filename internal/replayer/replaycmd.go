@@ -198,9 +198,14 @@ func writePlanTable(w io.Writer, plan []Planned) {
 // byFilter plans every entry f selects with one action (park, purge).
 func byFilter(ctx context.Context, f *Fleet, filter dlq.Filter, action Action, why string, maxN int) ([]Planned, error) {
 	var out []Planned
+	id := filter.InvocationID
+	filter.InvocationID = "" // matched on the entry itself (ofInvocation)
 	for it, err := range f.Reader.List(ctx, filter) {
 		if it == nil {
 			return out, err
+		}
+		if id != "" && !ofInvocation(it, id) {
+			continue
 		}
 		out = append(out, Planned{Item: it, Action: action, Why: why})
 		if maxN > 0 && len(out) >= maxN {

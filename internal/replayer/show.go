@@ -89,9 +89,12 @@ func Show(ctx context.Context, f *Fleet, id string) (*Shown, error) {
 	sh := &Shown{InvocationID: id, Events: []ShownEvent{}, Effects: []ShownEffect{}}
 	collect := func(r *dlq.Reader) ([]ListedEntry, error) {
 		var out []ListedEntry
-		for it, err := range r.List(ctx, dlq.Filter{InvocationID: id}) {
+		for it, err := range r.List(ctx, dlq.Filter{}) {
 			if it == nil {
 				return out, err
+			}
+			if !ofInvocation(it, id) {
+				continue
 			}
 			le := ListedEntry{Seq: it.Seq, Subject: it.Subject, Stored: it.Time, Entry: it.Entry}
 			if it.Err != nil {

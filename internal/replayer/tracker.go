@@ -35,6 +35,9 @@ type watch struct {
 	class string
 	done  chan struct{}
 	res   *envelope.Result
+	// refs counts the replays of the invocation registered and not
+	// forgotten (two entries of one invocation in a plan share a watch).
+	refs int
 }
 
 func newTracker(nc *nats.Conn, cl *client.Client, resultPrefix string, ratio float64, minResults int,
@@ -56,19 +59,26 @@ func newTracker(nc *nats.Conn, cl *client.Client, resultPrefix string, ratio flo
 func (t *tracker) close() { _ = t.sub.Unsubscribe() }
 
 // expect registers a replay before it is published, so its result cannot
-// be missed.
+// be missed. A replay of an invocation already awaited shares its watch.
 func (t *tracker) expect(id, class string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.pending[id] = &watch{class: class, done: make(chan struct{})}
+	if w, ok := t.pending[id]; ok && w.res == nil {
+		w.refs++
+		return
+	}
+	t.pending[id] = &watch{class: class, done: make(chan struct{}), refs: 1}
 }
 
-// forget drops a registration (the publish failed or was a duplicate).
+// forget drops a registration (the publish failed or was a duplicate); the
+// watch goes when no other replay of the invocation holds it.
 func (t *tracker) forget(id string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if w, ok := t.pending[id]; ok && w.res == nil {
-		delete(t.pending, id)
+		if w.refs--; w.refs <= 0 {
+			delete(t.pending, id)
+		}
 	}
 }
 

@@ -113,9 +113,6 @@ func (f *Fleet) walk(ctx context.Context, filter dlq.Filter, upTo uint64) iter.S
 			if !filter.Until.IsZero() && !md.Timestamp.Before(filter.Until) {
 				return
 			}
-			if filter.InvocationID != "" && m.Headers().Get(dlq.HeaderInvocationID) != filter.InvocationID {
-				continue
-			}
 			it := &dlq.Item{Seq: seq, Subject: m.Subject(), Time: md.Timestamp, Header: m.Headers(), Data: m.Data()}
 			e, derr := dlq.DecodeEntry(it.Data)
 			if derr != nil {
@@ -126,6 +123,9 @@ func (f *Fleet) walk(ctx context.Context, filter dlq.Filter, upTo uint64) iter.S
 				it.Err = derr
 			} else {
 				it.Entry = e
+			}
+			if filter.InvocationID != "" && !ofInvocation(it, filter.InvocationID) {
+				continue
 			}
 			if !yield(it, it.Err) {
 				return
