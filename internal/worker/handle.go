@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"strconv"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
@@ -75,16 +77,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 	j.meta, j.delivered = meta, int(meta.NumDelivered)
-	j.replay, _ = strconv.Atoi(msg.Headers().Get(envelope.HeaderReplayCount))
-	if j.replay < 0 {
-		// Only the replayer sets the header, counting from 1; a negative
-		// one (a producer's) is a first run, not the internal "no result
-		// id" of publishResult.
-		j.replay = 0
-	}
-	if t, err := time.Parse(time.RFC3339Nano, msg.Headers().Get(HeaderFirstFailedAt)); err == nil {
-		j.firstFail = t
-	}
+	j.replay, j.firstFail = replayHeaders(msg.Headers())
 
 	hb := startHeartbeat(msg, w.cfg.heartbeat())
 	defer hb.stop()
@@ -336,6 +329,32 @@ func (w *Worker) ack(j *job, action string) {
 	if err := j.msg.Ack(); err != nil {
 		j.log.Warn().Err(err).Msg("ack not sent; a redelivery will be recognised as done")
 	}
+}
+
+// replayHeaders reads a request's replay count (envelope.HeaderReplayCount)
+// and when it first failed (HeaderFirstFailedAt); absent or unusable
+// headers give 0 and the zero time.
+func replayHeaders(h nats.Header) (replay int, firstFail time.Time) {
+	replay, err := strconv.Atoi(h.Get(envelope.HeaderReplayCount))
+	if err != nil || replay < 0 || replay > math.MaxInt32 {
+		// Only the replayer sets the header, counting from 1; a negative
+		// one (a producer's) is a first run, not the internal "no result
+		// id" of publishResult. So is one out of range (Atoi gives
+		// MaxInt): recorded, the replayer's next count (one more) would
+		// wrap to a negative one, a first run, and that replay would be
+		// acked as a redelivery of the dead-lettered invocation, unrun.
+		replay = 0
+	}
+	// A time whose UTC year is outside 1..9999 (an offset moves
+	// 9999-12-31T23:59:59-01:00 to year 10000) cannot be written again as
+	// the replayer writes the header (UTC, RFC 3339): the next replay
+	// would lose it. The worker keeps its times in UTC.
+	if t, err := time.Parse(time.RFC3339Nano, h.Get(HeaderFirstFailedAt)); err == nil {
+		if y := t.UTC().Year(); y >= 1 && y <= 9999 {
+			firstFail = t.UTC()
+		}
+	}
+	return replay, firstFail
 }
 
 // runningRecord is the Result of a running invocation record.
