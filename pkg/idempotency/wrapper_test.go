@@ -39,17 +39,42 @@ func toolCtx(inv string) context.Context {
 	return tool.WithContext(context.Background(), &tool.Context{InvocationID: inv, Session: session.Key{App: "support", UserID: "u", SessionID: "s"}})
 }
 
-// TestRenewGoroutineStops: the renewal goroutine runs while a long tool runs
-// (the lease would expire three times over otherwise) and is gone when Run
-// returns.
+// renewSignal is a store that reports each successful Renew on renewed.
+type renewSignal struct {
+	idempotency.Store
+	renewed chan struct{}
+}
+
+func (r renewSignal) Renew(ctx context.Context, tk idempotency.Ticket, lease time.Duration) (time.Time, error) {
+	until, err := r.Store.Renew(ctx, tk, lease)
+	if err == nil {
+		select {
+		case r.renewed <- struct{}{}:
+		default:
+		}
+	}
+	return until, err
+}
+
+// TestRenewGoroutineStops: the renewal goroutine renews the lease while the
+// tool runs (the tool returns once it has seen three renewals) and is gone
+// when Run returns. The tool waits for the renewals, not for a time: with a
+// 100ms lease and a 300ms sleep, a renewal goroutine not scheduled for 90ms
+// (a loaded machine) let the lease run out and the tool was cancelled.
 func TestRenewGoroutineStops(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	s := idempotency.NewMemory()
+	s := renewSignal{Store: idempotency.NewMemory(), renewed: make(chan struct{}, 1)}
 	tl := &fnTool{name: "provision", fn: func(ctx context.Context, _ map[string]any) (map[string]any, error) {
-		time.Sleep(300 * time.Millisecond)
-		return tool.OK(nil), ctx.Err()
+		for range 3 {
+			select {
+			case <-s.renewed:
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			}
+		}
+		return tool.OK(nil), nil
 	}}
-	w := idempotency.Wrap(tl, s, idempotency.Options{Lease: 100 * time.Millisecond, RenewInterval: 20 * time.Millisecond})
+	w := idempotency.Wrap(tl, s, idempotency.Options{Lease: 2 * time.Second, RenewInterval: 20 * time.Millisecond})
 	if _, err := w.Run(toolCtx("inv-1"), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +365,10 @@ func (p partitioned) Complete(ctx context.Context, _ idempotency.Ticket, _ json.
 func TestLeaseEndCancelsTheToolBeforeAnotherOwnerClaims(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	mem := idempotency.NewMemory()
-	opts := idempotency.Options{Lease: time.Second, RenewInterval: 300 * time.Millisecond, StoreTimeout: 250 * time.Millisecond, WaitTimeout: -1}
+	// The tool is cancelled a tenth of the lease before it ends: 300ms for
+	// the cancelled tool to be scheduled, on a loaded machine too (with a 1s
+	// lease, a 100ms stall made the other owner start first).
+	opts := idempotency.Options{Lease: 3 * time.Second, RenewInterval: 300 * time.Millisecond, StoreTimeout: 250 * time.Millisecond, WaitTimeout: -1}
 	var aCancelled, bStarted atomic.Int64 // UnixNano of each event
 	aRunning := make(chan struct{})
 	a := idempotency.Wrap(&fnTool{name: "refund", fn: func(ctx context.Context, _ map[string]any) (map[string]any, error) {

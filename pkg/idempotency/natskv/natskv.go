@@ -14,9 +14,10 @@
 // Update(key, value, lastRevision) takes over an expired lease, renews and
 // completes, Delete with LastRevision releases; a revision conflict re-reads
 // and re-decides. A claim of a completed or live key is one round trip (a
-// direct get); a new claim is up to four (get, index get and write, create),
-// the index being written before the record so that no record is ever
-// missing from it.
+// direct get); a new claim is up to five (get, index get and write, create,
+// index rewrite), the index being written before the record so that no
+// record is ever missing from it, and rewritten after it so that it does not
+// expire before the record (entries expire by the age of their last write).
 package natskv
 
 import (
@@ -172,7 +173,7 @@ func (s *Store) Claim(ctx context.Context, req idempotency.ClaimRequest) (idempo
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.OpTimeout)
 	defer cancel()
 	kvKey := KVKey(req.Key)
-	indexed := false
+	var index indexWrite
 	for range maxConflicts {
 		cur, err := s.get(ctx, "claim", kvKey)
 		if err != nil {
@@ -185,15 +186,14 @@ func (s *Store) Claim(ctx context.Context, req idempotency.ClaimRequest) (idempo
 		case cur != nil && now.Before(cur.rec.LeaseUntil):
 			return idempotency.Claim{Outcome: idempotency.OutcomeInProgress, Record: cur.rec}, nil
 		}
-		if !indexed {
+		if index.rev == 0 {
 			// A key claimed again (released, or its lease ran out) may be
 			// listed by an index entry written long ago: rewrite it, so the
 			// index does not expire before the new record (Effects must
 			// list every record).
-			if err := s.updateIndex(ctx, "claim", req.InvocationID, req.Key, true); err != nil {
+			if index, err = s.updateIndex(ctx, "claim", req.InvocationID, req.Key, true); err != nil {
 				return idempotency.Claim{}, err
 			}
-			indexed = true
 		}
 		rec := idempotency.Record{
 			Key: req.Key, InvocationID: req.InvocationID, Agent: req.Agent, Tool: req.Tool,
@@ -224,6 +224,12 @@ func (s *Store) Claim(ctx context.Context, req idempotency.ClaimRequest) (idempo
 		if err != nil {
 			return idempotency.Claim{}, storeErr("claim", err)
 		}
+		// The index was written before the record, so its MaxAge would end
+		// that much before the record's: for that moment (or until the
+		// server's next expiry pass) Effects would not list a record that
+		// still answers claims. Rewrite it now, after the record. Best
+		// effort, as in Complete: the claim is stored.
+		s.retouchIndex(ctx, "claim", req.InvocationID, req.Key, index)
 		return idempotency.Claim{Outcome: outcome, Record: rec}, nil
 	}
 	return idempotency.Claim{}, storeErr("claim", fmt.Errorf("%s: too many revision conflicts", req.Key))
@@ -235,10 +241,18 @@ type indexValue struct {
 	Keys []string `json:"keys"`
 }
 
+// indexWrite is an index entry as updateIndex wrote it: its value and
+// revision (0 when it wrote nothing).
+type indexWrite struct {
+	val []byte
+	rev uint64
+}
+
 // updateIndex adds key to the invocation's index entry (revision-checked).
 // With key already listed and touch set it rewrites the entry anyway,
 // restarting its MaxAge so the index lives at least as long as its records.
-func (s *Store) updateIndex(ctx context.Context, op, invocationID, key string, touch bool) error {
+// It returns what it wrote.
+func (s *Store) updateIndex(ctx context.Context, op, invocationID, key string, touch bool) (indexWrite, error) {
 	ik := IndexKey(invocationID)
 	for range maxConflicts {
 		e, err := s.kv.Get(ctx, ik)
@@ -246,37 +260,50 @@ func (s *Store) updateIndex(ctx context.Context, op, invocationID, key string, t
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
 			b, _ := json.Marshal(indexValue{Keys: []string{key}})
-			_, err = s.kv.Create(ctx, ik, b)
+			rev, err := s.kv.Create(ctx, ik, b)
 			if errors.Is(err, jetstream.ErrKeyExists) || kvbucket.IsRevisionRefusal(err) {
 				continue
 			}
 			if err != nil {
-				return storeErr(op, fmt.Errorf("index %s: %w", ik, err))
+				return indexWrite{}, storeErr(op, fmt.Errorf("index %s: %w", ik, err))
 			}
-			return nil
+			return indexWrite{val: b, rev: rev}, nil
 		case err != nil:
-			return storeErr(op, fmt.Errorf("index %s: %w", ik, err))
+			return indexWrite{}, storeErr(op, fmt.Errorf("index %s: %w", ik, err))
 		}
 		if err := json.Unmarshal(e.Value(), &iv); err != nil {
-			return storeErr(op, fmt.Errorf("decode index %s: %w", ik, err))
+			return indexWrite{}, storeErr(op, fmt.Errorf("decode index %s: %w", ik, err))
 		}
 		if slices.Contains(iv.Keys, key) && !touch {
-			return nil
+			return indexWrite{}, nil
 		}
 		if !slices.Contains(iv.Keys, key) {
 			iv.Keys = append(iv.Keys, key)
 		}
 		b, _ := json.Marshal(iv)
-		_, err = s.kv.Update(ctx, ik, b, e.Revision())
+		rev, err := s.kv.Update(ctx, ik, b, e.Revision())
 		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			continue
 		}
 		if err != nil {
-			return storeErr(op, fmt.Errorf("index %s: %w", ik, err))
+			return indexWrite{}, storeErr(op, fmt.Errorf("index %s: %w", ik, err))
 		}
-		return nil
+		return indexWrite{val: b, rev: rev}, nil
 	}
-	return storeErr(op, fmt.Errorf("index %s: too many revision conflicts", ik))
+	return indexWrite{}, storeErr(op, fmt.Errorf("index %s: too many revision conflicts", ik))
+}
+
+// retouchIndex rewrites the index entry updateIndex wrote as prev (one
+// write, restarting its MaxAge); when another write came in between, it
+// touches the entry as it now is. Best effort: errors are dropped.
+func (s *Store) retouchIndex(ctx context.Context, op, invocationID, key string, prev indexWrite) {
+	if prev.rev != 0 {
+		_, err := s.kv.Update(ctx, IndexKey(invocationID), prev.val, prev.rev)
+		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return
+		}
+	}
+	_, _ = s.updateIndex(ctx, op, invocationID, key, true)
 }
 
 // fenced runs fn on t's record when t owns it, re-reading after revision
@@ -367,7 +394,7 @@ func (s *Store) Complete(ctx context.Context, t idempotency.Ticket, result json.
 	// Restart the index entry's MaxAge so it outlives this record. Best
 	// effort: the result is stored; an index write that fails here leaves the
 	// entry as old as the claim.
-	_ = s.updateIndex(ctx, "complete", t.InvocationID, t.Key, true)
+	_, _ = s.updateIndex(ctx, "complete", t.InvocationID, t.Key, true)
 	return nil
 }
 
