@@ -77,6 +77,6 @@ func ModelChain(provider model.Model, cfg config.Model, cool cooldown.Store, coo
 		MaxAttempts: cfg.Retry.Attempts, InitialInterval: cfg.Retry.Initial, MaxInterval: cfg.Retry.Max,
 		MaxHint: cfg.Retry.HintCap, Accounting: acc,
 		BudgetMaxTokens: cfg.Retry.BudgetMaxTokens, BudgetTokenRatio: cfg.Retry.BudgetTokenRatio,
-		DisableBudget: cfg.Retry.BudgetDisabled,
+		DisableBudget: cfg.Retry.BudgetDisabled, AttemptTimeout: cfg.Retry.AttemptTimeout,
 	}, retry.WithMetrics(m))
 }

@@ -35,6 +35,7 @@ func TestValidateRejectsNegativeWaits(t *testing.T) {
 		{"model.retry.initial", func(c *config.Worker) { c.Model.Retry.Initial = -time.Second }},
 		{"model.retry.max", func(c *config.Worker) { c.Model.Retry.Max = -time.Second }},
 		{"model.retry.hint_cap", func(c *config.Worker) { c.Model.Retry.HintCap = -time.Second }},
+		{"model.retry.attempt_timeout", func(c *config.Worker) { c.Model.Retry.AttemptTimeout = -time.Second }},
 		{"model.retry.budget_max_tokens", func(c *config.Worker) { c.Model.Retry.BudgetMaxTokens = -1 }},
 		{"model.retry.budget_token_ratio", func(c *config.Worker) { c.Model.Retry.BudgetTokenRatio = -0.1 }},
 		{"model.sim.latency", func(c *config.Worker) { c.Model.Sim.Latency = -time.Millisecond }},

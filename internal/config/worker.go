@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/internal/cooldown"
 	"github.com/agentfleet/agentfleet/pkg/idempotency"
+	"github.com/agentfleet/agentfleet/pkg/retry"
 )
 
 // Worker is the worker's configuration. The yaml tags are the keys of
@@ -163,6 +164,12 @@ type Retry struct {
 	Max              time.Duration `yaml:"max"`                // Max caps the base wait (default 8s).
 	HintCap          time.Duration `yaml:"hint_cap"`           // HintCap is the longest server retry hint honoured (default 30s).
 	CountEachAttempt bool          `yaml:"count_each_attempt"` // CountEachAttempt charges every retry to the call budget.
+	// AttemptTimeout bounds one provider attempt, request to last response
+	// (default 2m, retry.DefaultAttemptTimeout): an attempt still running
+	// then fails as TIMEOUT and is retried like one, so a provider that
+	// accepted the request and never answers cannot hold an invocation,
+	// its session and its message for ever. Negative values are rejected.
+	AttemptTimeout time.Duration `yaml:"attempt_timeout"`
 	// BudgetMaxTokens and BudgetTokenRatio are the per-process retry budget
 	// per model (gRPC retry throttling: a failure costs 1 token, a success
 	// earns the ratio, no retry while tokens <= max/2). Defaults 10 and 0.1:
@@ -223,7 +230,7 @@ func DefaultWorker() Worker {
 		},
 		Model: Model{Spec: "sim", MaxModelCalls: DefaultSupportMaxModelCalls,
 			Retry: Retry{Attempts: 3, Initial: 500 * time.Millisecond, Max: 8 * time.Second, HintCap: 30 * time.Second,
-				BudgetMaxTokens: 10, BudgetTokenRatio: 0.1},
+				BudgetMaxTokens: 10, BudgetTokenRatio: 0.1, AttemptTimeout: retry.DefaultAttemptTimeout},
 			Sim: Sim{Latency: 20 * time.Millisecond, Seed: 1}},
 		Idempotency: Idempotency{Retention: idempotency.DefaultRetention, Lease: 30 * time.Second},
 		Cooldown:    cooldown.Config{}.WithDefaults(),
@@ -275,6 +282,7 @@ func (c Worker) Validate() error {
 		{"model.retry.initial", c.Model.Retry.Initial},
 		{"model.retry.max", c.Model.Retry.Max},
 		{"model.retry.hint_cap", c.Model.Retry.HintCap},
+		{"model.retry.attempt_timeout", c.Model.Retry.AttemptTimeout},
 		{"model.sim.latency", c.Model.Sim.Latency},
 	} {
 		if d.v < 0 {

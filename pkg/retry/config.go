@@ -27,6 +27,11 @@ const (
 	// DefaultBudgetTokenRatio is what a successful attempt adds to the
 	// budget (gRPC retryThrottling.tokenRatio).
 	DefaultBudgetTokenRatio = 0.1
+	// DefaultAttemptTimeout bounds one provider attempt: long enough for
+	// a long answer, short enough that a provider which accepted the
+	// request and never answers does not hold the invocation (and its
+	// session lock and message) for ever.
+	DefaultAttemptTimeout = 2 * time.Minute
 )
 
 // Accounting selects how retries count against an invocation's model-call
@@ -84,6 +89,14 @@ type Config struct {
 	DisableBudget bool
 	// Accounting selects the call-budget semantics. Default PerCall.
 	Accounting Accounting
+	// AttemptTimeout is the longest one provider attempt may take, from
+	// the request to its last response (a stream's time between responses
+	// included). An attempt still running then is cancelled and fails with
+	// an *AttemptTimeoutError, classified TIMEOUT and retried as any
+	// timeout (never once a response was forwarded). Default
+	// DefaultAttemptTimeout (2m); a negative value means no limit but the
+	// context's.
+	AttemptTimeout time.Duration
 }
 
 // WithDefaults returns a copy of c with zero fields set to the defaults.
@@ -110,6 +123,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.BudgetTokenRatio == 0 {
 		c.BudgetTokenRatio = DefaultBudgetTokenRatio
+	}
+	if c.AttemptTimeout == 0 {
+		c.AttemptTimeout = DefaultAttemptTimeout
 	}
 	return c
 }

@@ -2,6 +2,7 @@ package retry
 
 import (
 	"fmt"
+	"time"
 )
 
 // Reasons the decorator stopped retrying a retryable failure.
@@ -79,3 +80,29 @@ func (e *GaveUpError) Unwrap() []error {
 	}
 	return out
 }
+
+// AttemptTimeoutError ends a provider attempt that ran past
+// Config.AttemptTimeout while the caller's context was still live. It
+// reports Timeout() true and wraps the attempt's own error (normally
+// context.DeadlineExceeded), so taxonomy.ClassifyError gives TIMEOUT unless
+// the provider answered with a status first.
+type AttemptTimeoutError struct {
+	// Model is the decorated model's name.
+	Model string
+	// After is the Config.AttemptTimeout that passed.
+	After time.Duration
+	// Err is the error the attempt ended with.
+	Err error
+}
+
+// Error implements error.
+func (e *AttemptTimeoutError) Error() string {
+	return fmt.Sprintf("model %s: attempt timed out after %s: %v", e.Model, e.After, e.Err)
+}
+
+// Unwrap returns the attempt's error.
+func (e *AttemptTimeoutError) Unwrap() error { return e.Err }
+
+// Timeout reports true: the attempt ran out of time (net.Error's method,
+// which the classifier reads).
+func (e *AttemptTimeoutError) Timeout() bool { return true }

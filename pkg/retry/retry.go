@@ -184,9 +184,22 @@ func (r *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 // attempt runs one provider attempt, forwarding its responses. It returns
 // whether any response was forwarded, the error that ended the attempt,
 // and whether the consumer stopped iterating.
+//
+// The attempt runs on a context that ends after Config.AttemptTimeout; an
+// error it ends with once that passed (and ctx has not ended) is returned
+// as an *AttemptTimeoutError.
 func (r *Model) attempt(ctx context.Context, req *model.Request, stream bool, yield func(*model.Response, error) bool) (emitted bool, err error, stopped bool) {
-	for resp, e := range r.inner.GenerateContent(ctx, req, stream) {
+	actx := ctx
+	if r.cfg.AttemptTimeout > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, r.cfg.AttemptTimeout)
+		defer cancel()
+	}
+	for resp, e := range r.inner.GenerateContent(actx, req, stream) {
 		if e != nil {
+			if actx != ctx && actx.Err() != nil && ctx.Err() == nil {
+				e = &AttemptTimeoutError{Model: r.inner.Name(), After: r.cfg.AttemptTimeout, Err: e}
+			}
 			return emitted, e, false
 		}
 		emitted = true

@@ -515,7 +515,7 @@ func TestRetry_ConsumerBreakStops(t *testing.T) {
 func TestConfig(t *testing.T) {
 	c := retry.Config{}.WithDefaults()
 	want := retry.Config{MaxAttempts: 3, InitialInterval: 500 * time.Millisecond, Multiplier: 2, MaxInterval: 8 * time.Second,
-		MaxHint: 30 * time.Second, BudgetMaxTokens: 10, BudgetTokenRatio: 0.1}
+		MaxHint: 30 * time.Second, BudgetMaxTokens: 10, BudgetTokenRatio: 0.1, AttemptTimeout: 2 * time.Minute}
 	if c != want {
 		t.Fatalf("defaults %+v, want %+v", c, want)
 	}
