@@ -48,6 +48,7 @@ func SupportAgent(cfg config.Worker, m model.Model, st *Stores, tm *taxonomy.Met
 		Instruction:   support.Instruction,
 		Tools:         []tool.Tool{support.GetOrder(st.Orders), refund},
 		MaxModelCalls: maxCalls,
+		ToolTimeout:   cfg.Worker.ToolTimeout,
 		Callbacks: agent.Callbacks{
 			AfterModel:   []agent.AfterModelCallback{taxonomy.AfterModel(opts)},
 			OnModelError: []agent.OnModelErrorCallback{taxonomy.OnModelError(opts)},

@@ -4,12 +4,14 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/agentfleet/agentfleet/internal/app"
 	"github.com/agentfleet/agentfleet/internal/config"
 	"github.com/agentfleet/agentfleet/internal/support"
+	"github.com/agentfleet/agentfleet/pkg/agent"
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
 	"github.com/agentfleet/agentfleet/pkg/agent/tool"
@@ -112,5 +114,23 @@ func TestSupportAgentsDegradedAnswerSaysQueued(t *testing.T) {
 	text := resp.Content.Text()
 	if !strings.Contains(text, "queued") || strings.Contains(text, "try again") {
 		t.Fatalf("degraded answer %q: want it to say the request is queued, not to try again", text)
+	}
+}
+
+// worker.tool_timeout reaches the support agent; its default is
+// agent.DefaultToolTimeout, so no shipped tool call can hang an invocation.
+func TestSupportAgentToolTimeout(t *testing.T) {
+	st := &app.Stores{Orders: support.NewMemoryOrders(support.DemoOrders()...), Idempotency: idempotency.NewMemory()}
+	m, err := sim.New(sim.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.DefaultWorker()
+	if a := app.SupportAgent(cfg, m, st, nil, nil, zerolog.Nop()); a.ToolTimeout != agent.DefaultToolTimeout {
+		t.Fatalf("default ToolTimeout = %v, want %v", a.ToolTimeout, agent.DefaultToolTimeout)
+	}
+	cfg.Worker.ToolTimeout = 5 * time.Second
+	if a := app.SupportAgent(cfg, m, st, nil, nil, zerolog.Nop()); a.ToolTimeout != 5*time.Second {
+		t.Fatalf("ToolTimeout = %v, want worker.tool_timeout's 5s", a.ToolTimeout)
 	}
 }

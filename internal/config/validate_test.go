@@ -25,6 +25,7 @@ func TestValidateRejectsNegativeWaits(t *testing.T) {
 		{"worker.busy_delay", func(c *config.Worker) { c.Worker.BusyDelay = -2 * time.Second }},
 		{"worker.infra_backoff_max", func(c *config.Worker) { c.Worker.InfraBackoffMax = -30 * time.Second }},
 		{"worker.drain_timeout", func(c *config.Worker) { c.Worker.DrainTimeout = -25 * time.Second }},
+		{"worker.tool_timeout", func(c *config.Worker) { c.Worker.ToolTimeout = -time.Second }},
 		{"streams.duplicate_window", func(c *config.Worker) { c.Streams.DuplicateWindow = -time.Minute }},
 		{"streams.results_max_age", func(c *config.Worker) { c.Streams.ResultsMaxAge = -time.Hour }},
 		{"streams.replicas", func(c *config.Worker) { c.Streams.Replicas = -1 }},

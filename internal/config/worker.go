@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentfleet/agentfleet/internal/cooldown"
+	"github.com/agentfleet/agentfleet/pkg/agent"
 	"github.com/agentfleet/agentfleet/pkg/idempotency"
 	"github.com/agentfleet/agentfleet/pkg/retry"
 )
@@ -139,6 +140,13 @@ type Consume struct {
 	// SessionLease is the session lock lease, renewed while running
 	// (default 30s): how long a crashed worker's sessions stay locked.
 	SessionLease time.Duration `yaml:"session_lease"`
+	// ToolTimeout bounds one tool call of the support agent (default 1m,
+	// agent.DefaultToolTimeout): the tool's context ends then, and the
+	// model is answered {"reason":"timeout","retryable":true}; an
+	// idempotent tool's record says its outcome is unknown, so a retry is
+	// answered from it and never runs the effect again. Negative values are
+	// rejected.
+	ToolTimeout time.Duration `yaml:"tool_timeout"`
 }
 
 // Model chooses the model: "sim" (simulated, for demos), "gemini:<model>"
@@ -226,7 +234,7 @@ func DefaultWorker() Worker {
 		Worker: Consume{
 			Name: fmt.Sprintf("%s-%d", host, os.Getpid()), Concurrency: 8, MaxDeliveries: 5,
 			DrainTimeout: 25 * time.Second, BusyDelay: 2 * time.Second, InfraBackoffMax: 30 * time.Second,
-			SessionLease: 30 * time.Second,
+			SessionLease: 30 * time.Second, ToolTimeout: agent.DefaultToolTimeout,
 		},
 		Model: Model{Spec: "sim", MaxModelCalls: DefaultSupportMaxModelCalls,
 			Retry: Retry{Attempts: 3, Initial: 500 * time.Millisecond, Max: 8 * time.Second, HintCap: 30 * time.Second,
@@ -277,6 +285,7 @@ func (c Worker) Validate() error {
 		{"worker.drain_timeout", c.Worker.DrainTimeout},
 		{"worker.busy_delay", c.Worker.BusyDelay},
 		{"worker.infra_backoff_max", c.Worker.InfraBackoffMax},
+		{"worker.tool_timeout", c.Worker.ToolTimeout},
 		{"streams.duplicate_window", c.Streams.DuplicateWindow},
 		{"streams.results_max_age", c.Streams.ResultsMaxAge},
 		{"model.retry.initial", c.Model.Retry.Initial},

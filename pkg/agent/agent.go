@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/agent/tool"
@@ -15,6 +16,8 @@ const (
 	// DefaultMaxParallelTools bounds how many function calls of one model
 	// response run at once.
 	DefaultMaxParallelTools = 4
+	// DefaultToolTimeout bounds one tool call (Agent.ToolTimeout).
+	DefaultToolTimeout = time.Minute
 )
 
 // Agent is an LLM agent: a model, an instruction, tools and callbacks.
@@ -43,6 +46,16 @@ type Agent struct {
 	// MaxParallelTools bounds concurrent tool calls of one model response.
 	// 0 means DefaultMaxParallelTools; 1 runs them one after the other.
 	MaxParallelTools int
+	// ToolTimeout is the longest one tool call may run (its callbacks not
+	// counted): the context passed to the tool's Run ends then, and a tool
+	// that returns an error after that fails with a *ToolTimeoutError,
+	// which matches context.DeadlineExceeded, so the tool-error callback
+	// answers the model {"reason":"timeout","retryable":true}, as for a
+	// downstream timeout. A tool that ignores its context is waited for,
+	// not abandoned: its effect may still be under way. 0 means
+	// DefaultToolTimeout (1m); a negative value means no limit but the
+	// invocation's context.
+	ToolTimeout time.Duration
 	// Config is passed to every model call.
 	Config model.GenerateConfig
 }
@@ -54,6 +67,9 @@ func (a Agent) WithDefaults() Agent {
 	}
 	if a.MaxParallelTools <= 0 {
 		a.MaxParallelTools = DefaultMaxParallelTools
+	}
+	if a.ToolTimeout == 0 {
+		a.ToolTimeout = DefaultToolTimeout
 	}
 	return a
 }

@@ -1,8 +1,10 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ErrStopped ends an invocation whose RunRequest.Stop channel was closed: it
@@ -49,6 +51,23 @@ func (e *ToolError) Error() string {
 
 // Unwrap returns the tool's error.
 func (e *ToolError) Unwrap() error { return e.Err }
+
+// ToolTimeoutError is the error of a tool call that ran past
+// Agent.ToolTimeout and then failed. It matches context.DeadlineExceeded
+// (errors.Is) and wraps the tool's own error.
+type ToolTimeoutError struct {
+	Tool  string        // Tool is the tool's name.
+	After time.Duration // After is the Agent.ToolTimeout that passed.
+	Err   error         // Err is the tool's error.
+}
+
+// Error implements error.
+func (e *ToolTimeoutError) Error() string {
+	return fmt.Sprintf("tool %s timed out after %s: %v", e.Tool, e.After, e.Err)
+}
+
+// Unwrap returns context.DeadlineExceeded and the tool's error.
+func (e *ToolTimeoutError) Unwrap() []error { return []error{context.DeadlineExceeded, e.Err} }
 
 // CallbackError ends an invocation whose callback returned an error or
 // panicked.

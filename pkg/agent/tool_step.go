@@ -157,7 +157,7 @@ func (inv *invocation) runTool(ctx context.Context, fc *model.FunctionCall) tool
 			res.response = tool.Sanitize(m)
 			return res
 		}
-		out, err := inv.invokeTool(tctx, t, fc.Args)
+		out, err := inv.invokeToolWithin(tctx, t, fc.Args)
 		if err != nil && ctx.Err() != nil {
 			// The invocation itself was cancelled or ran out of time while
 			// the tool ran: not the tool's failure, so no callback turns it
@@ -208,6 +208,22 @@ func (inv *invocation) runTool(ctx context.Context, fc *model.FunctionCall) tool
 	res.response = tool.Sanitize(result)
 	res.actions = tc.Actions()
 	return res
+}
+
+// invokeToolWithin is invokeTool bounded by the agent's ToolTimeout: an
+// error after that time (while ctx is live) becomes a *ToolTimeoutError.
+func (inv *invocation) invokeToolWithin(ctx context.Context, t tool.Tool, args map[string]any) (map[string]any, error) {
+	d := inv.agent.ToolTimeout
+	if d <= 0 {
+		return inv.invokeTool(ctx, t, args)
+	}
+	rctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	out, err := inv.invokeTool(rctx, t, args)
+	if err != nil && rctx.Err() != nil && ctx.Err() == nil {
+		err = &ToolTimeoutError{Tool: t.Name(), After: d, Err: err}
+	}
+	return out, err
 }
 
 // invokeTool calls t.Run, turning a panic into a *tool.PanicError.
