@@ -19,7 +19,8 @@ type Config struct {
 	// worker's own stores were down do not count.
 	MaxDeliveries int
 	// AckWait is the consumer's AckWait; heartbeats go every AckWait/3
-	// (default 60s).
+	// (default 60s). New lowers it to the consumer's own AckWait when that
+	// is shorter.
 	AckWait time.Duration
 	// DrainTimeout is how long in-flight invocations may finish after the
 	// run context ends, before they are stopped at a step boundary and

@@ -44,6 +44,8 @@ type goneConsumer struct {
 	fetches chan time.Time
 }
 
+func (c *goneConsumer) CachedInfo() *jetstream.ConsumerInfo { return &jetstream.ConsumerInfo{} }
+
 func (c *goneConsumer) Fetch(int, ...jetstream.FetchOpt) (jetstream.MessageBatch, error) {
 	select {
 	case c.fetches <- time.Now():

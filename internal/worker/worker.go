@@ -98,6 +98,15 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker: bind consumer %s/%s: %w", sc.RequestsStream, sc.WorkerConsumer, err)
 	}
+	// Heartbeats must come within the consumer's AckWait as the server
+	// has it (the last streams.Ensure set it, maybe another process's), not
+	// only as this worker was told: a shorter one would redeliver running
+	// invocations to another worker.
+	if info := cons.CachedInfo(); info != nil && info.Config.AckWait > 0 && info.Config.AckWait < cfg.AckWait {
+		deps.Logger.Warn().Dur("ack_wait", cfg.AckWait).Dur("consumer_ack_wait", info.Config.AckWait).
+			Str("consumer", sc.WorkerConsumer).Msg("the consumer's AckWait is shorter than this worker's: heartbeats follow the consumer's")
+		cfg.AckWait = info.Config.AckWait
+	}
 	gate := deps.Gate
 	if gate == nil {
 		gate = session.NewGate(deps.Locker, deps.Invocations)
