@@ -125,6 +125,9 @@ func TestSupportAgentToolTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if config.DefaultToolTimeout != agent.DefaultToolTimeout {
+		t.Fatalf("config.DefaultToolTimeout %v differs from agent.DefaultToolTimeout %v", config.DefaultToolTimeout, agent.DefaultToolTimeout)
+	}
 	cfg := config.DefaultWorker()
 	if a := app.SupportAgent(cfg, m, st, nil, nil, zerolog.Nop()); a.ToolTimeout != agent.DefaultToolTimeout {
 		t.Fatalf("default ToolTimeout = %v, want %v", a.ToolTimeout, agent.DefaultToolTimeout)

@@ -34,6 +34,9 @@ func (s *silentModel) GenerateContent(ctx context.Context, _ *model.Request, _ b
 // as TIMEOUT after the configured attempts, instead of holding the
 // invocation for ever.
 func TestModelChainBoundsAHungProvider(t *testing.T) {
+	if config.DefaultAttemptTimeout != retry.DefaultAttemptTimeout {
+		t.Fatalf("config.DefaultAttemptTimeout %v differs from retry.DefaultAttemptTimeout %v", config.DefaultAttemptTimeout, retry.DefaultAttemptTimeout)
+	}
 	cfg := config.DefaultWorker().Model
 	if cfg.Retry.AttemptTimeout != retry.DefaultAttemptTimeout {
 		t.Fatalf("default model.retry.attempt_timeout = %v, want %v", cfg.Retry.AttemptTimeout, retry.DefaultAttemptTimeout)

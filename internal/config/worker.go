@@ -8,9 +8,7 @@ import (
 	"time"
 
 	"github.com/agentfleet/agentfleet/internal/cooldown"
-	"github.com/agentfleet/agentfleet/pkg/agent"
 	"github.com/agentfleet/agentfleet/pkg/idempotency"
-	"github.com/agentfleet/agentfleet/pkg/retry"
 )
 
 // Worker is the worker's configuration. The yaml tags are the keys of
@@ -141,7 +139,7 @@ type Consume struct {
 	// (default 30s): how long a crashed worker's sessions stay locked.
 	SessionLease time.Duration `yaml:"session_lease"`
 	// ToolTimeout bounds one tool call of the support agent (default 1m,
-	// agent.DefaultToolTimeout): the tool's context ends then, and the
+	// DefaultToolTimeout): the tool's context ends then, and the
 	// model is answered {"reason":"timeout","retryable":true}; an
 	// idempotent tool's record says its outcome is unknown, so a retry is
 	// answered from it and never runs the effect again. Negative values are
@@ -173,7 +171,7 @@ type Retry struct {
 	HintCap          time.Duration `yaml:"hint_cap"`           // HintCap is the longest server retry hint honoured (default 30s).
 	CountEachAttempt bool          `yaml:"count_each_attempt"` // CountEachAttempt charges every retry to the call budget.
 	// AttemptTimeout bounds one provider attempt, request to last response
-	// (default 2m, retry.DefaultAttemptTimeout): an attempt still running
+	// (default 2m, DefaultAttemptTimeout): an attempt still running
 	// then fails as TIMEOUT and is retried like one, so a provider that
 	// accepted the request and never answers cannot hold an invocation,
 	// its session and its message for ever. Negative values are rejected.
@@ -211,6 +209,15 @@ type Idempotency struct {
 	Lease     time.Duration `yaml:"lease"` // Lease is how long a claim holds without renewal (default 30s).
 }
 
+// Defaults of worker.tool_timeout and model.retry.attempt_timeout, equal to
+// agent.DefaultToolTimeout and retry.DefaultAttemptTimeout (internal/app's
+// tests check): written here so that this package does not import the
+// model stack (the providers' SDKs start goroutines at init).
+const (
+	DefaultToolTimeout    = time.Minute
+	DefaultAttemptTimeout = 2 * time.Minute
+)
+
 // DefaultSupportMaxModelCalls is the shipped support agent's model-call
 // budget per invocation (model.max_model_calls, also used when it is 0):
 // answering a billing question takes a lookup, a refund and a reply, so
@@ -234,11 +241,11 @@ func DefaultWorker() Worker {
 		Worker: Consume{
 			Name: fmt.Sprintf("%s-%d", host, os.Getpid()), Concurrency: 8, MaxDeliveries: 5,
 			DrainTimeout: 25 * time.Second, BusyDelay: 2 * time.Second, InfraBackoffMax: 30 * time.Second,
-			SessionLease: 30 * time.Second, ToolTimeout: agent.DefaultToolTimeout,
+			SessionLease: 30 * time.Second, ToolTimeout: DefaultToolTimeout,
 		},
 		Model: Model{Spec: "sim", MaxModelCalls: DefaultSupportMaxModelCalls,
 			Retry: Retry{Attempts: 3, Initial: 500 * time.Millisecond, Max: 8 * time.Second, HintCap: 30 * time.Second,
-				BudgetMaxTokens: 10, BudgetTokenRatio: 0.1, AttemptTimeout: retry.DefaultAttemptTimeout},
+				BudgetMaxTokens: 10, BudgetTokenRatio: 0.1, AttemptTimeout: DefaultAttemptTimeout},
 			Sim: Sim{Latency: 20 * time.Millisecond, Seed: 1}},
 		Idempotency: Idempotency{Retention: idempotency.DefaultRetention, Lease: 30 * time.Second},
 		Cooldown:    cooldown.Config{}.WithDefaults(),
