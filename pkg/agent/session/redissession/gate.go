@@ -273,9 +273,10 @@ local n = tonumber(ARGV[11])
 local m = tonumber(ARGV[12 + n])
 local d = tonumber(ARGV[13 + n + 2 * m])
 if n > 0 then
-  -- every write below on a key of its type (or none), or none of them
-  local want = {[3] = 'list', [4] = (m + d > 0) and 'hash' or nil, [5] = 'hash'}
-  for k = 3, 5 do
+  -- every write below on a key of its type (or none), or none of them; the
+  -- events list needs no check: its RPUSH is the first write
+  local want = {[4] = (m + d > 0) and 'hash' or nil, [5] = 'hash'}
+  for k = 4, 5 do
     local t = want[k] and redis.call('TYPE', KEYS[k]).ok
     if t and t ~= 'none' and t ~= want[k] then
       return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')

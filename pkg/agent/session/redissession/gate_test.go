@@ -375,7 +375,7 @@ func TestEnterOntoAWrongTypeRecordTakesNoLock(t *testing.T) {
 func TestFinishWithEventsOntoWrongTypeKeysWritesNothing(t *testing.T) {
 	p := newParts(t, time.Hour)
 	ctx := context.Background()
-	for _, suffix := range []string{"state", "meta"} {
+	for _, suffix := range []string{"events", "state", "meta"} {
 		id := "wrong-" + suffix
 		k := session.Key{App: "a", UserID: "u", SessionID: id}
 		if e, err := p.gate.Enter(ctx, k, "w1", time.Minute, &session.Invocation{ID: id, Session: k, Status: session.InvocationRunning}); err != nil || e.Lease == nil {
@@ -390,8 +390,13 @@ func TestFinishWithEventsOntoWrongTypeKeysWritesNothing(t *testing.T) {
 		if released, err := p.gate.FinishWithEvents(ctx, done, k, "w1", p.svc, evs); err == nil || released {
 			t.Fatalf("%s of the wrong type: FinishWithEvents = %v, %v; want an error, not released", suffix, released, err)
 		}
-		if n := p.rdb.LLen(ctx, base+"events").Val(); n != 0 {
+		if n := p.rdb.LLen(ctx, base+"events").Val(); suffix != "events" && n != 0 {
 			t.Errorf("%s of the wrong type: %d events pushed, want none", suffix, n)
+		}
+		for _, other := range []string{"state", "meta"} {
+			if other != suffix && p.rdb.Exists(ctx, base+other).Val() != 0 {
+				t.Errorf("%s of the wrong type: %s written", suffix, other)
+			}
 		}
 		if rec, err := p.inv.Get(ctx, id); err != nil || rec.Status != session.InvocationRunning {
 			t.Errorf("%s of the wrong type: record %+v, %v; want running", suffix, rec, err)
