@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
 
 // ErrInvalidConfig is matched (errors.Is) by every *ConfigError.
@@ -34,8 +36,8 @@ func (c Config) Validate() error {
 		{"DLQStream", c.DLQStream}, {"WorkerConsumer", c.WorkerConsumer},
 		{"ReplayerConsumer", c.ReplayerConsumer},
 	} {
-		if err := validName(n.v); err != "" {
-			return &ConfigError{Field: n.field, Reason: err}
+		if err := envelope.ValidateStreamName(n.v); err != nil {
+			return &ConfigError{Field: n.field, Reason: err.Error()}
 		}
 	}
 	if c.RequestsStream == c.ResultsStream || c.RequestsStream == c.DLQStream || c.ResultsStream == c.DLQStream {
@@ -45,8 +47,8 @@ func (c Config) Validate() error {
 		{"RequestPrefix", c.RequestPrefix}, {"ResultPrefix", c.ResultPrefix}, {"DLQPrefix", c.DLQPrefix},
 	}
 	for _, p := range prefixes {
-		if err := validPrefix(p.v); err != "" {
-			return &ConfigError{Field: p.field, Reason: err}
+		if err := envelope.ValidateSubjectPrefix(p.v); err != nil {
+			return &ConfigError{Field: p.field, Reason: err.Error()}
 		}
 	}
 	for i, a := range prefixes {
@@ -81,34 +83,4 @@ func (c Config) Validate() error {
 		return &ConfigError{Field: "ReplayerMaxAckPending", Reason: "must be at least 1"}
 	}
 	return nil
-}
-
-// validName checks a stream or consumer name: it becomes an API subject
-// token, so no dots, wildcards, white space or path separators.
-func validName(s string) string {
-	switch {
-	case s == "":
-		return "empty"
-	case len(s) > 64:
-		return "longer than 64 bytes"
-	case strings.ContainsAny(s, ".*> \t\r\n/\\"):
-		return fmt.Sprintf("%q contains one of . * > / \\ or white space", s)
-	}
-	return ""
-}
-
-// validPrefix checks a subject prefix: non-empty tokens, no wildcards.
-func validPrefix(s string) string {
-	if s == "" {
-		return "empty"
-	}
-	if strings.ContainsAny(s, "*> \t\r\n") {
-		return fmt.Sprintf("%q contains a wildcard or white space", s)
-	}
-	for _, tok := range strings.Split(s, ".") {
-		if tok == "" {
-			return fmt.Sprintf("%q has an empty token", s)
-		}
-	}
-	return ""
 }

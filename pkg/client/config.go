@@ -59,13 +59,8 @@ func (c Config) Validate() error {
 	for _, n := range []struct{ field, v string }{
 		{"RequestsStream", c.RequestsStream}, {"ResultsStream", c.ResultsStream},
 	} {
-		switch {
-		case n.v == "":
-			return configError(n.field, "empty")
-		case len(n.v) > 64:
-			return configError(n.field, "longer than 64 bytes")
-		case strings.ContainsAny(n.v, ".*> \t\r\n/\\"):
-			return configError(n.field, fmt.Sprintf("%q contains one of . * > / \\ or white space", n.v))
+		if err := envelope.ValidateStreamName(n.v); err != nil {
+			return configError(n.field, err.Error())
 		}
 	}
 	if c.RequestsStream == c.ResultsStream {
@@ -74,16 +69,8 @@ func (c Config) Validate() error {
 	for _, p := range []struct{ field, v string }{
 		{"RequestPrefix", c.RequestPrefix}, {"ResultPrefix", c.ResultPrefix},
 	} {
-		if p.v == "" {
-			return configError(p.field, "empty")
-		}
-		if strings.ContainsAny(p.v, "*> \t\r\n") {
-			return configError(p.field, fmt.Sprintf("%q contains a wildcard or white space", p.v))
-		}
-		for _, tok := range strings.Split(p.v, ".") {
-			if tok == "" {
-				return configError(p.field, fmt.Sprintf("%q has an empty token", p.v))
-			}
+		if err := envelope.ValidateSubjectPrefix(p.v); err != nil {
+			return configError(p.field, err.Error())
 		}
 	}
 	a, b := c.RequestPrefix, c.ResultPrefix
