@@ -49,6 +49,21 @@ func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel 
 			cancel(fmt.Errorf("%w: %s: %w", ErrLeaseExpired, c.ticket.Key, cause))
 		}
 		var lastErr error = errors.New("no renewal succeeded")
+		// A renewal runs on its own goroutine, so the cancel above is never
+		// held back by it: a call on a stalled connection can outlast its
+		// context (go-redis bounds it by the client's read timeout, not by
+		// the caller's deadline). At most one runs at a time, and the loop
+		// waits for it before it ends, so nothing outlives stop.
+		type renewal struct {
+			until time.Time
+			err   error
+		}
+		var pending chan renewal
+		defer func() {
+			if pending != nil {
+				<-pending
+			}
+		}()
 		for {
 			select {
 			case <-r.quit:
@@ -57,26 +72,42 @@ func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel 
 				expired(lastErr)
 				return
 			case <-t.C:
-			}
-			// A renewal is worth waiting for until the lease ends, not longer.
-			rctx, rcancel := context.WithTimeout(ctx, max(min(o.StoreTimeout, cancelAt()), time.Millisecond))
-			until, err := c.w.store.Renew(rctx, c.ticket, o.Lease)
-			rcancel()
-			switch {
-			case err == nil:
-				leaseUntil = until
-				expire.Reset(cancelAt())
-			case IsOwnershipError(err):
-				o.Metrics.leaseLost(c.agent, c.tool)
-				o.Logger.Error().Err(err).Str("key", c.ticket.Key).Msg("idempotency: claim lost while the tool runs; cancelling it")
-				cancel(err)
-				return
-			default:
-				o.Metrics.storeError(c.agent, c.tool, "renew")
-				lastErr = err
-				if cancelAt() <= 0 {
-					expired(err)
+				if pending != nil {
+					continue // the last renewal has not answered yet
+				}
+				// A renewal is worth waiting for until the lease ends, not longer.
+				rctx, rcancel := context.WithTimeout(ctx, max(min(o.StoreTimeout, cancelAt()), time.Millisecond))
+				pending = make(chan renewal, 1)
+				go func(out chan<- renewal) {
+					defer rcancel()
+					until, err := c.w.store.Renew(rctx, c.ticket, o.Lease)
+					out <- renewal{until, err}
+				}(pending)
+				continue
+			case res := <-pending:
+				pending = nil
+				switch err := res.err; {
+				case err == nil:
+					leaseUntil = res.until
+					if !expire.Stop() {
+						select { // fired while the renewal ran: its lease is the new one's
+						case <-expire.C:
+						default:
+						}
+					}
+					expire.Reset(cancelAt())
+				case IsOwnershipError(err):
+					o.Metrics.leaseLost(c.agent, c.tool)
+					o.Logger.Error().Err(err).Str("key", c.ticket.Key).Msg("idempotency: claim lost while the tool runs; cancelling it")
+					cancel(err)
 					return
+				default:
+					o.Metrics.storeError(c.agent, c.tool, "renew")
+					lastErr = err
+					if cancelAt() <= 0 {
+						expired(err)
+						return
+					}
 				}
 			}
 		}

@@ -400,3 +400,60 @@ func TestLeaseEndCancelsTheToolBeforeAnotherOwnerClaims(t *testing.T) {
 		t.Fatalf("the first owner was cancelled %v after the second started the effect", time.Duration(aCancelled.Load()-bStarted.Load()))
 	}
 }
+
+// hung is a store whose renewals hang past their context's deadline, as a
+// go-redis call does on a stalled connection (the client bounds it by its
+// read timeout, not by the caller's context), until release is closed.
+type hung struct {
+	idempotency.Store
+	release chan struct{}
+}
+
+func (h hung) Renew(_ context.Context, _ idempotency.Ticket, _ time.Duration) (time.Time, error) {
+	<-h.release
+	return time.Time{}, &idempotency.StoreError{Backend: "memory", Op: "renew", Err: errors.New("connection reset")}
+}
+
+// A renewal that hangs past its deadline does not hold back the cancel:
+// the tool is still cancelled before its lease ends and another owner can
+// claim the key. (Before, the renewer waited inside Renew, so the cancel
+// came only when the store answered: the two owners ran at once.)
+func TestHungRenewalDoesNotDelayTheCancel(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	mem := idempotency.NewMemory()
+	opts := idempotency.Options{Lease: 3 * time.Second, RenewInterval: 300 * time.Millisecond, StoreTimeout: 250 * time.Millisecond, WaitTimeout: -1}
+	release := make(chan struct{})
+	var aCancelled, bStarted atomic.Int64 // UnixNano of each event
+	aRunning := make(chan struct{})
+	a := idempotency.Wrap(&fnTool{name: "refund", fn: func(ctx context.Context, _ map[string]any) (map[string]any, error) {
+		close(aRunning)
+		<-ctx.Done()
+		aCancelled.Store(time.Now().UnixNano())
+		return nil, ctx.Err()
+	}}, hung{mem, release}, opts)
+	b := idempotency.Wrap(&fnTool{name: "refund", fn: func(ctx context.Context, _ map[string]any) (map[string]any, error) {
+		bStarted.Store(time.Now().UnixNano())
+		return tool.OK(nil), nil
+	}}, mem, opts)
+	done := make(chan struct{})
+	go func() { _, _ = a.Run(toolCtx("inv-h"), nil); close(done) }()
+	<-aRunning
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the other owner never claimed the key")
+		}
+		if bStarted.Load() != 0 {
+			break
+		}
+		_, _ = b.Run(toolCtx("inv-h"), nil)
+	}
+	cancelled := aCancelled.Load()
+	close(release) // the stalled connection gives up at last
+	<-done
+	if cancelled == 0 {
+		t.Fatal("the first owner was still running when the second started the effect")
+	}
+	if cancelled > bStarted.Load() {
+		t.Fatalf("the first owner was cancelled %v after the second started the effect", time.Duration(cancelled-bStarted.Load()))
+	}
+}

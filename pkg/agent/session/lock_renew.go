@@ -43,32 +43,63 @@ func (r *Renewer) run(ctx context.Context, l Locker, interval time.Duration) {
 	defer close(r.done)
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	// The lease runs out at its Expires unless a renewal lands first. A
+	// renewal runs on its own goroutine so that this is noticed while a
+	// call still hangs: on a stalled connection a call can outlast its
+	// context (go-redis bounds it by the client's read timeout, not the
+	// caller's deadline). At most one runs at a time; the loop waits for
+	// it before it ends, so nothing outlives Stop.
+	expire := time.NewTimer(time.Until(r.Lease().Expires))
+	defer expire.Stop()
+	type renewal struct {
+		next *Lease
+		err  error
+	}
+	var pending chan renewal
+	defer func() {
+		if pending != nil {
+			<-pending
+		}
+	}()
+	var lastErr error = errors.New("no renewal answered")
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-expire.C:
+			r.fail(fmt.Errorf("session: lease expired while renewals failed: %w", lastErr))
+			return
 		case <-t.C:
+			if pending != nil {
+				continue // the last renewal has not answered yet
+			}
+			cur := r.Lease()
+			callCtx, cancel := context.WithDeadline(ctx, cur.Expires)
+			pending = make(chan renewal, 1)
+			go func(out chan<- renewal) {
+				defer cancel()
+				next, err := l.Renew(callCtx, cur.Key, cur.Owner, cur.TTL)
+				out <- renewal{next, err}
+			}(pending)
+		case res := <-pending:
+			pending = nil
+			switch err := res.err; {
+			case err == nil:
+				r.mu.Lock()
+				r.lease = *res.next
+				r.mu.Unlock()
+				expire.Reset(time.Until(res.next.Expires))
+			case ctx.Err() != nil:
+				return // stopped while renewing: not a loss
+			case errors.Is(err, ErrNotOwner):
+				r.fail(err)
+				return
+			default:
+				// A transient renewal error with time left on the lease:
+				// try again at the next tick (expire reports the loss).
+				lastErr = err
+			}
 		}
-		cur := r.Lease()
-		callCtx, cancel := context.WithDeadline(ctx, cur.Expires)
-		next, err := l.Renew(callCtx, cur.Key, cur.Owner, cur.TTL)
-		cancel()
-		switch {
-		case err == nil:
-			r.mu.Lock()
-			r.lease = *next
-			r.mu.Unlock()
-		case ctx.Err() != nil:
-			return // stopped while renewing: not a loss
-		case errors.Is(err, ErrNotOwner):
-			r.fail(err)
-			return
-		case !time.Now().Before(cur.Expires):
-			r.fail(fmt.Errorf("session: lease expired while renewals failed: %w", err))
-			return
-		}
-		// A transient renewal error with time left on the lease: try again
-		// at the next tick.
 	}
 }
 

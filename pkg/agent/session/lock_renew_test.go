@@ -103,3 +103,54 @@ func TestKeepAliveRidesOutTransientErrorsThenReportsExpiry(t *testing.T) {
 		t.Fatalf("Stop = %v, want the transient error wrapped", err)
 	}
 }
+
+// hungLocker's renewals hang past their context's deadline, as a go-redis
+// call does on a stalled connection, until release is closed.
+type hungLocker struct {
+	session.Locker
+	release chan struct{}
+	renews  atomic.Int32
+}
+
+func (h *hungLocker) Renew(context.Context, session.Key, string, time.Duration) (*session.Lease, error) {
+	h.renews.Add(1)
+	<-h.release
+	return nil, errTransient
+}
+
+// A renewal that hangs does not keep the holder believing it holds the
+// lock: Lost closes when the lease runs out, while the call still hangs
+// (before, the renewer waited inside Renew and never noticed), and Stop
+// still waits for that call, so nothing outlives it.
+func TestKeepAliveReportsExpiryWhileARenewalHangs(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx := context.Background()
+	l := &hungLocker{Locker: session.NewMemoryLocker(), release: make(chan struct{})}
+	k := session.Key{App: "support", UserID: "u1", SessionID: "s1"}
+	lease, err := l.Acquire(ctx, k, "a", 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := session.KeepAlive(ctx, l, lease, 20*time.Millisecond)
+	select {
+	case <-r.Lost():
+	case <-time.After(10 * time.Second):
+		close(l.release)
+		_ = r.Stop()
+		t.Fatal("the lease ran out while a renewal hung, and the renewer did not report it")
+	}
+	if got := l.renews.Load(); got != 1 {
+		t.Errorf("renewals started = %d, want 1 (one at a time)", got)
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- r.Stop() }()
+	select {
+	case err := <-stopped:
+		t.Fatalf("Stop returned (%v) while the renewal still hung", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(l.release)
+	if err := <-stopped; err == nil {
+		t.Fatal("Stop = nil after the lease was lost")
+	}
+}
