@@ -135,6 +135,32 @@ func ConnectRedis(ctx context.Context, cfg config.Redis) (*redis.Client, error) 
 	return c, nil
 }
 
+// StoreClient returns the client the stores use on c: c's auto-pipeliner
+// when cfg.AutoPipeline is set (config redis.auto_pipeline, the default),
+// else c. The auto-pipeliner is a redis.UniversalClient on c whose single
+// commands, scripts included, are queued and sent in shared batches, one
+// batch at a time on one connection, so invocations running at once share
+// a write and a read instead of a round trip each. Transactions
+// (TxPipelined) and pipelines run on c's pool as before. A batch is never
+// sent again after a failure unless c's options allow retries (ConnectRedis
+// turns them off), so a script is applied at most once, as on c. Closing c
+// closes it.
+//
+// A command's context no longer bounds it once queued: the batch is bounded
+// by c's read and write timeouts. ConnectRedis's client never honoured a
+// command's deadline either (go-redis's ContextTimeoutEnabled is off), and
+// the lease renewers do not wait on a renewal past the lease's end.
+func StoreClient(c *redis.Client, cfg config.Redis) (redis.UniversalClient, error) {
+	if !cfg.AutoPipeline {
+		return c, nil
+	}
+	ap, err := c.AutoPipeline()
+	if err != nil {
+		return nil, fmt.Errorf("redis: auto-pipeline: %w", err)
+	}
+	return ap, nil
+}
+
 // ConnectNATSWithRetry is ConnectNATS retried with backoff (0.5 s doubling
 // to 5 s) until it succeeds or ctx ends, so a worker started while NATS is
 // down (a restart, a rolling upgrade) waits for it instead of exiting.

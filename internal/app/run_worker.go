@@ -131,8 +131,10 @@ func Connect(ctx context.Context, cfg config.Worker, log zerolog.Logger) (*Infra
 			return nil, err
 		}
 		inf.Redis = c
-		rdb = c
 		inf.close = append(inf.close, func() { _ = c.Close() })
+		if rdb, err = StoreClient(c, cfg.Redis); err != nil {
+			return nil, err
+		}
 	}
 	st, err := OpenStores(ctx, cfg, js, rdb)
 	if err != nil {

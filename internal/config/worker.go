@@ -90,6 +90,14 @@ type Redis struct {
 	// DemoPrefix is put before the demo orders keys (default "": the list
 	// is demo:refunds). Tests sharing one Redis set their own.
 	DemoPrefix string `yaml:"demo_prefix"`
+	// AutoPipeline (default true) sends the worker's Redis commands through
+	// go-redis's auto-pipeliner (redis.Client.AutoPipeline): commands that
+	// concurrent invocations issue at the same moment share one write and
+	// one read on one connection instead of a round trip each. It never
+	// re-sends a command (the client's max_retries still decides that), and
+	// MULTI/EXEC transactions and pipelines still run on a connection of
+	// their own. false gives each command its own round trip.
+	AutoPipeline bool `yaml:"auto_pipeline"`
 }
 
 // Streams names streams and consumers and their limits.
@@ -231,7 +239,7 @@ func DefaultWorker() Worker {
 	host, _ := os.Hostname()
 	return Worker{
 		Embedded: Embedded{DataDir: ".data/agentfleet", Port: DefaultEmbeddedPort},
-		Redis:    Redis{Prefix: "af:"},
+		Redis:    Redis{Prefix: "af:", AutoPipeline: true},
 		Streams: Streams{
 			Requests: "AGENT_REQUESTS", Results: "AGENT_RESULTS", DLQ: "AGENT_DLQ", Consumer: "workers",
 			RequestPrefix: "agent.requests", ResultPrefix: "agent.results", DLQPrefix: "agent.dlq",

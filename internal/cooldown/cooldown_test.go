@@ -22,11 +22,12 @@ func cfg() cooldown.Config {
 }
 
 func stores(t *testing.T) map[string]cooldown.Store {
-	c, prefix := redistest.Client(t)
-	return map[string]cooldown.Store{
-		"memory": cooldown.NewMemory(cfg()),
-		"redis":  cooldown.NewRedis(c, prefix, cfg()),
+	m := map[string]cooldown.Store{"memory": cooldown.NewMemory(cfg())}
+	for _, kind := range redistest.Kinds() {
+		c, prefix := kind.New(t)
+		m["redis-"+kind.Name] = cooldown.NewRedis(c, prefix, cfg())
 	}
+	return m
 }
 
 func TestStoreOpensOnlyPastThreshold(t *testing.T) {

@@ -33,10 +33,16 @@ func URL() string {
 // ends (with SCAN on the prefix: test clean-up only, never product code).
 func Client(t testing.TB) (*redis.Client, string) {
 	t.Helper()
+	return client(t, func(*redis.Options) {})
+}
+
+func client(t testing.TB, set func(*redis.Options)) (*redis.Client, string) {
+	t.Helper()
 	opts, err := redis.ParseURL(URL())
 	if err != nil {
 		t.Fatalf("redistest: REDIS_URL: %v", err)
 	}
+	set(opts)
 	c := redis.NewClient(opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -59,6 +65,36 @@ func Client(t testing.TB) (*redis.Client, string) {
 		c.Close()
 	})
 	return c, prefix
+}
+
+// AutoPipelined returns what the worker's stores get by default
+// (redis.auto_pipeline): go-redis's auto-pipeliner over a client on URL()
+// that never retries a command (as app.ConnectRedis's), and a prefix as
+// Client's, whose keys are deleted when the test ends.
+func AutoPipelined(t testing.TB) (*redis.AutoPipeliner, string) {
+	t.Helper()
+	c, prefix := client(t, func(o *redis.Options) { o.MaxRetries = -1 })
+	ap, err := c.AutoPipeline()
+	if err != nil {
+		t.Fatalf("redistest: auto-pipeline: %v", err)
+	}
+	return ap, prefix // closed with c by Client's clean-up
+}
+
+// Kind is one way of talking to Redis that the stores must all support.
+type Kind struct {
+	Name string // Name names the kind in subtest names.
+	// New returns a client of this kind and a prefix of the test's own.
+	New func(t testing.TB) (redis.UniversalClient, string)
+}
+
+// Kinds are the clients every Redis store's conformance suite runs on: a
+// plain client and the worker's default auto-pipeliner.
+func Kinds() []Kind {
+	return []Kind{
+		{Name: "plain", New: func(t testing.TB) (redis.UniversalClient, string) { return Client(t) }},
+		{Name: "autopipeline", New: func(t testing.TB) (redis.UniversalClient, string) { return AutoPipelined(t) }},
+	}
 }
 
 // Prefix returns a key prefix unique to this test run.

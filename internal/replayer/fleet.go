@@ -108,8 +108,10 @@ func OpenFleet(ctx context.Context, cfg config.Replayer, withStores bool, log ze
 		if err != nil {
 			return nil, err
 		}
-		rdb = c
 		f.close = append(f.close, func() { _ = c.Close() })
+		if rdb, err = app.StoreClient(c, cfg.Redis); err != nil {
+			return nil, err
+		}
 	}
 	if f.Stores, err = app.OpenExistingStores(ctx, cfg.Worker(), f.JS, rdb); err != nil {
 		return nil, fmt.Errorf("stores: %w", err)

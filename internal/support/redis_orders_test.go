@@ -10,13 +10,21 @@ import (
 )
 
 func TestRedisOrdersRefundIsAnAtomicEffect(t *testing.T) {
-	c, prefix := redistest.Client(t)
-	testRefundIsAnAtomicEffect(t, support.NewRedisOrders(c, prefix))
+	for _, kind := range redistest.Kinds() {
+		t.Run(kind.Name, func(t *testing.T) {
+			c, prefix := kind.New(t)
+			testRefundIsAnAtomicEffect(t, support.NewRedisOrders(c, prefix))
+		})
+	}
 }
 
 func TestRedisOrdersRefundHonoursTheIdempotencyKey(t *testing.T) {
-	c, prefix := redistest.Client(t)
-	testRefundHonoursTheIdempotencyKey(t, support.NewRedisOrders(c, prefix))
+	for _, kind := range redistest.Kinds() {
+		t.Run(kind.Name, func(t *testing.T) {
+			c, prefix := kind.New(t)
+			testRefundHonoursTheIdempotencyKey(t, support.NewRedisOrders(c, prefix))
+		})
+	}
 }
 
 func TestRedisOrdersDownIsUnavailable(t *testing.T) {

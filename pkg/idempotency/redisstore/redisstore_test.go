@@ -30,22 +30,26 @@ func newClient(t *testing.T, url string) *redis.Client {
 }
 
 func TestRedisConformance(t *testing.T) {
-	idempotencytest.Run(t, idempotencytest.Factory{
-		New: func(t *testing.T, retention time.Duration) idempotencytest.Instance {
-			c, prefix := redistest.Client(t)
-			cfg := redisstore.Config{Prefix: prefix}
-			return idempotencytest.Instance{
-				Store: redisstore.New(c, cfg),
-				Reopen: func(t *testing.T) idempotency.Store {
-					return redisstore.New(newClient(t, redistest.URL()), cfg)
+	for _, kind := range redistest.Kinds() {
+		t.Run(kind.Name, func(t *testing.T) {
+			idempotencytest.Run(t, idempotencytest.Factory{
+				New: func(t *testing.T, retention time.Duration) idempotencytest.Instance {
+					c, prefix := kind.New(t)
+					cfg := redisstore.Config{Prefix: prefix}
+					return idempotencytest.Instance{
+						Store: redisstore.New(c, cfg),
+						Reopen: func(t *testing.T) idempotency.Store {
+							return redisstore.New(newClient(t, redistest.URL()), cfg)
+						},
+					}
 				},
-			}
-		},
-		Unreachable: func(t *testing.T) idempotency.Store {
-			return redisstore.New(newClient(t, redistest.ClosedURL()), redisstore.Config{Prefix: redistest.Prefix(t)})
-		},
-		MinRetention: 300 * time.Millisecond,
-	})
+				Unreachable: func(t *testing.T) idempotency.Store {
+					return redisstore.New(newClient(t, redistest.ClosedURL()), redisstore.Config{Prefix: redistest.Prefix(t)})
+				},
+				MinRetention: 300 * time.Millisecond,
+			})
+		})
+	}
 }
 
 // TestKeysAndTTLs checks the Redis layout on-call relies on: the record under

@@ -17,16 +17,20 @@ import (
 )
 
 func TestGateConformance(t *testing.T) {
-	sessiontest.RunGate(t, func(t *testing.T) sessiontest.GateParts {
-		p := newParts(t, 0)
-		return sessiontest.GateParts{Gate: p.gate, Locker: p.locker, Invocations: p.inv, Sessions: p.svc}
-	})
+	for _, kind := range redistest.Kinds() {
+		t.Run(kind.Name, func(t *testing.T) {
+			sessiontest.RunGate(t, func(t *testing.T) sessiontest.GateParts {
+				p := newPartsOn(t, kind, 0)
+				return sessiontest.GateParts{Gate: p.gate, Locker: p.locker, Invocations: p.inv, Sessions: p.svc}
+			})
+		})
+	}
 }
 
 // parts are a Gate, Service, Invocations and Locker on one client and a
 // key prefix of their own.
 type parts struct {
-	rdb    *redis.Client
+	rdb    redis.UniversalClient
 	prefix string
 	gate   *redissession.Gate
 	svc    *redissession.Service
@@ -36,7 +40,13 @@ type parts struct {
 
 func newParts(t *testing.T, sessionTTL time.Duration) parts {
 	t.Helper()
-	rdb, prefix := redistest.Client(t)
+	return newPartsOn(t, redistest.Kinds()[0], sessionTTL)
+}
+
+// newPartsOn is newParts on a client of kind.
+func newPartsOn(t *testing.T, kind redistest.Kind, sessionTTL time.Duration) parts {
+	t.Helper()
+	rdb, prefix := kind.New(t)
 	cfg := redissession.Config{Prefix: prefix, SessionTTL: sessionTTL}
 	p := parts{rdb: rdb, prefix: prefix}
 	var err error

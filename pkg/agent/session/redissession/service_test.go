@@ -10,13 +10,13 @@ import (
 	"github.com/agentfleet/agentfleet/pkg/agent/session/sessiontest"
 )
 
-// sessionFactory returns a factory whose Reopen builds a new Service (on a
-// new client) over the prefix of the last New.
-func sessionFactory(cfg redissession.Config) sessiontest.Factory {
+// sessionFactory returns a factory on clients of kind whose Reopen builds
+// a new Service (on a new client) over the prefix of the last New.
+func sessionFactory(kind redistest.Kind, cfg redissession.Config) sessiontest.Factory {
 	var last string
 	return sessiontest.Factory{
 		New: func(t *testing.T) session.Service {
-			rdb, prefix := redistest.Client(t)
+			rdb, prefix := kind.New(t)
 			last = prefix
 			c := cfg
 			c.Prefix = prefix
@@ -27,7 +27,7 @@ func sessionFactory(cfg redissession.Config) sessiontest.Factory {
 			return svc
 		},
 		Reopen: func(t *testing.T) session.Service {
-			rdb, _ := redistest.Client(t)
+			rdb, _ := kind.New(t)
 			c := cfg
 			c.Prefix = last
 			svc, err := redissession.New(rdb, c)
@@ -40,13 +40,17 @@ func sessionFactory(cfg redissession.Config) sessiontest.Factory {
 }
 
 func TestServiceConformance(t *testing.T) {
-	sessiontest.Run(t, sessionFactory(redissession.Config{}))
+	for _, k := range redistest.Kinds() {
+		t.Run(k.Name, func(t *testing.T) { sessiontest.Run(t, sessionFactory(k, redissession.Config{})) })
+	}
 }
 
 func TestServiceConformanceWithSessionTTL(t *testing.T) {
-	sessiontest.Run(t, sessionFactory(redissession.Config{SessionTTL: time.Hour}))
+	for _, k := range redistest.Kinds() {
+		t.Run(k.Name, func(t *testing.T) { sessiontest.Run(t, sessionFactory(k, redissession.Config{SessionTTL: time.Hour})) })
+	}
 }
 
 func TestServiceKeyEscaping(t *testing.T) {
-	sessiontest.RunKeyEscaping(t, sessionFactory(redissession.Config{}))
+	sessiontest.RunKeyEscaping(t, sessionFactory(redistest.Kinds()[0], redissession.Config{}))
 }

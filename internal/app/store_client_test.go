@@ -1,0 +1,177 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agentfleet/agentfleet/internal/app"
+	"github.com/agentfleet/agentfleet/internal/config"
+	"github.com/agentfleet/agentfleet/internal/redistest"
+)
+
+// cutProxy forwards TCP connections to Redis. The first time a client write
+// holds marker, it forwards the write, waits until Redis starts answering
+// (so everything in that write has been executed), and then closes both
+// sides without passing the answer on: a reply lost after the command ran,
+// as a reset connection loses it.
+type cutProxy struct {
+	ln     net.Listener
+	target string
+	marker []byte
+	cut    atomic.Bool
+	wg     sync.WaitGroup
+}
+
+func newCutProxy(t *testing.T, target, marker string) *cutProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{ln: ln, target: target, marker: []byte(marker)}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			p.wg.Add(1)
+			go func() { defer p.wg.Done(); p.handle(c) }()
+		}
+	}()
+	t.Cleanup(func() { _ = ln.Close(); p.wg.Wait() })
+	return p
+}
+
+func (p *cutProxy) handle(client net.Conn) {
+	server, err := net.Dial("tcp", p.target)
+	if err != nil {
+		_ = client.Close()
+		return
+	}
+	var dropping atomic.Bool
+	closeBoth := func() { _ = client.Close(); _ = server.Close() }
+	done := make(chan struct{})
+	go func() { // replies
+		defer close(done)
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := server.Read(buf)
+			if n > 0 {
+				if dropping.Load() {
+					closeBoth() // the reply is lost
+					return
+				}
+				if _, werr := client.Write(buf[:n]); werr != nil {
+					closeBoth()
+					return
+				}
+			}
+			if err != nil {
+				closeBoth()
+				return
+			}
+		}
+	}()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := client.Read(buf)
+		if n > 0 {
+			if bytes.Contains(buf[:n], p.marker) && !p.cut.Swap(true) {
+				dropping.Store(true)
+			}
+			if _, werr := server.Write(buf[:n]); werr != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	closeBoth()
+	<-done
+}
+
+// incrScript books like the orders service's refund script: a write whose
+// second application would be a second effect.
+var incrScript = redis.NewScript(`return redis.call('INCR', KEYS[1])`)
+
+// The stores' client, auto-pipelined or not, never sends a command again
+// after its reply was lost: the caller gets an error and the effect ran
+// once. With auto-pipelining, the other invocations whose commands shared
+// the lost batch get errors too, and none of their effects ran twice.
+func TestStoreClientNeverResendsAfterALostReply(t *testing.T) {
+	for _, auto := range []bool{true, false} {
+		t.Run(fmt.Sprintf("auto_pipeline=%v", auto), func(t *testing.T) {
+			plain, prefix := redistest.Client(t)
+			ctx := context.Background()
+			if err := incrScript.Load(ctx, plain).Err(); err != nil {
+				t.Fatal(err)
+			}
+			marker := prefix + "marker"
+			addr := plain.Options().Addr
+			proxy := newCutProxy(t, addr, marker)
+			url := strings.Replace(redistest.URL(), addr, proxy.ln.Addr().String(), 1)
+			if url == redistest.URL() {
+				t.Fatalf("REDIS_URL %s does not name %s", url, addr)
+			}
+			cfg := config.Redis{URL: url, AutoPipeline: auto}
+			c, err := app.ConnectRedis(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			rdb, err := app.StoreClient(c, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, isAuto := rdb.(*redis.AutoPipeliner); isAuto != auto {
+				t.Fatalf("StoreClient gave %T with auto_pipeline=%v", rdb, auto)
+			}
+
+			// Every key's booking at once, the marker's among them: they
+			// share a batch when auto-pipelined.
+			keys := []string{marker}
+			for i := range 15 {
+				keys = append(keys, fmt.Sprintf("%sk%d", prefix, i))
+			}
+			errs := make([]error, len(keys))
+			var wg sync.WaitGroup
+			for i, k := range keys {
+				wg.Go(func() { errs[i] = incrScript.Run(ctx, rdb, []string{k}).Err() })
+			}
+			wg.Wait()
+			if !proxy.cut.Load() {
+				t.Fatal("the proxy never saw the marker's command")
+			}
+			if errs[0] == nil {
+				t.Fatal("the marker's booking lost its reply but reported success")
+			}
+			for i, k := range keys {
+				n, err := plain.Get(ctx, k).Int()
+				if err != nil && err != redis.Nil {
+					t.Fatal(err)
+				}
+				switch {
+				case n > 1:
+					t.Errorf("%s booked %d times (a command was sent again)", k, n)
+				case errs[i] == nil && n != 1:
+					t.Errorf("%s: success reported but booked %d times", k, n)
+				}
+			}
+			if n, _ := plain.Get(ctx, marker).Int(); n != 1 {
+				t.Errorf("the marker's booking ran %d times, want once (its reply was lost after it ran)", n)
+			}
+		})
+	}
+}
