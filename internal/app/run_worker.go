@@ -216,8 +216,11 @@ func StartWorker(ctx context.Context, cfg config.Worker, getenv func(string) str
 	if cfg.Embedded.Enabled {
 		mode = "embedded"
 	}
-	log.Info().Str("mode", mode).Str("model", cfg.Model.Spec).Str("redis", config.RedactURL(cfg.Redis.URL)).
-		Int("concurrency", cfg.Worker.Concurrency).Msg("agentfleet worker starting")
+	ev := log.Info().Str("mode", mode).Str("model", cfg.Model.Spec).Str("redis", config.RedactURL(cfg.Redis.URL))
+	if cfg.Redis.URL != "" {
+		ev = ev.Bool("redis_auto_pipeline", cfg.Redis.AutoPipeline)
+	}
+	ev.Int("concurrency", cfg.Worker.Concurrency).Msg("agentfleet worker starting")
 
 	inf, err := Connect(ctx, cfg, log)
 	if err != nil {
