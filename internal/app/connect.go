@@ -146,10 +146,15 @@ func ConnectRedis(ctx context.Context, cfg config.Redis) (*redis.Client, error) 
 // turns them off), so a script is applied at most once, as on c. Closing c
 // closes it.
 //
-// A command's context no longer bounds it once queued: the batch is bounded
-// by c's read and write timeouts. ConnectRedis's client never honoured a
-// command's deadline either (go-redis's ContextTimeoutEnabled is off), and
-// the lease renewers do not wait on a renewal past the lease's end.
+// What changes with it: a command's context is not looked at once the
+// command is handed over, so one whose context has already ended is still
+// sent (c refuses it before sending) and its caller gets Redis's real
+// reply, never an ambiguous one; the wait is bounded by the batch ahead of
+// it and c's read and write timeouts (on c alone, by the timeouts too:
+// go-redis's ContextTimeoutEnabled is off), and the lease renewers never
+// wait on a renewal past the lease's end. One batch is in flight at a
+// time, so a reply lost on the shared connection makes the outcome of
+// every command in that batch unknown, each caller's error as on c.
 func StoreClient(c *redis.Client, cfg config.Redis) (redis.UniversalClient, error) {
 	if !cfg.AutoPipeline {
 		return c, nil

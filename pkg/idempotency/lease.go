@@ -69,6 +69,17 @@ func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel 
 			case <-r.quit:
 				return
 			case <-expire.C:
+				select {
+				case res := <-pending: // answered at the same moment: a success still counts
+					pending = nil
+					if res.err == nil {
+						leaseUntil = res.until
+						expire.Reset(cancelAt())
+						continue
+					}
+					lastErr = res.err
+				default:
+				}
 				expired(lastErr)
 				return
 			case <-t.C:
@@ -89,13 +100,7 @@ func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel 
 				switch err := res.err; {
 				case err == nil:
 					leaseUntil = res.until
-					if !expire.Stop() {
-						select { // fired while the renewal ran: its lease is the new one's
-						case <-expire.C:
-						default:
-						}
-					}
-					expire.Reset(cancelAt())
+					expire.Reset(cancelAt()) // Go 1.23+: a fire not yet received is dropped
 				case IsOwnershipError(err):
 					o.Metrics.leaseLost(c.agent, c.tool)
 					o.Logger.Error().Err(err).Str("key", c.ticket.Key).Msg("idempotency: claim lost while the tool runs; cancelling it")

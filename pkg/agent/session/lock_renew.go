@@ -67,6 +67,19 @@ func (r *Renewer) run(ctx context.Context, l Locker, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-expire.C:
+			select {
+			case res := <-pending: // answered at the same moment: a success still counts
+				pending = nil
+				if res.err == nil {
+					r.mu.Lock()
+					r.lease = *res.next
+					r.mu.Unlock()
+					expire.Reset(time.Until(res.next.Expires))
+					continue
+				}
+				lastErr = res.err
+			default:
+			}
 			r.fail(fmt.Errorf("session: lease expired while renewals failed: %w", lastErr))
 			return
 		case <-t.C:

@@ -245,15 +245,7 @@ func (g *Gate) Finish(ctx context.Context, rec *session.Invocation, key session.
 // session TTL ms (0: none), then n and n events, m and m state field/value
 // pairs, d and d state fields to delete. With no events the session is not
 // touched.
-var finishEventsScript = redis.NewScript(luaTransition + `
-local function chunked(cmd, key, from, to, step)
-  local i = from
-  while i <= to do
-    local j = math.min(i + step - 1, to)
-    redis.call(cmd, key, unpack(ARGV, i, j))
-    i = j + 1
-  end
-end
+var finishEventsScript = redis.NewScript(luaTransition + luaAppend + `
 local cur = redis.call('GET', KEYS[2])
 local rec = redis.call('HMGET', KEYS[1], 'status', 'created_at', 'attempts', 'updated_at')
 local completed = rec[1] == 'completed'
@@ -269,27 +261,9 @@ if badAttempts(rec[3]) then
   -- store would refuse it (HINCRBY, or its own check): refuse before any write
   return redis.error_reply(notInteger)
 end
-local n = tonumber(ARGV[11])
-local m = tonumber(ARGV[12 + n])
-local d = tonumber(ARGV[13 + n + 2 * m])
-if n > 0 then
-  -- every write below on a key of its type (or none), or none of them; the
-  -- events list needs no check: its RPUSH is the first write
-  local want = {[4] = (m + d > 0) and 'hash' or nil, [5] = 'hash'}
-  for k = 4, 5 do
-    local t = want[k] and redis.call('TYPE', KEYS[k]).ok
-    if t and t ~= 'none' and t ~= want[k] then
-      return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-    end
-  end
-  chunked('RPUSH', KEYS[3], 12, 11 + n, 1000)
-  chunked('HSET', KEYS[4], 13 + n, 12 + n + 2 * m, 1000)
-  chunked('HDEL', KEYS[4], 14 + n + 2 * m, 13 + n + 2 * m + d, 1000)
-  redis.call('HSETNX', KEYS[5], 'created_at', ARGV[9])
-  local ttl = tonumber(ARGV[10])
-  if ttl > 0 then
-    for k = 3, 5 do redis.call('PEXPIRE', KEYS[k], ttl) end
-  end
+if tonumber(ARGV[11]) > 0 then
+  local bad = appendEvents(KEYS[3], KEYS[4], KEYS[5], 9)
+  if bad then return bad end
 end
 local r = store(KEYS[1], rec, ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
 redis.call('DEL', KEYS[2])
@@ -323,20 +297,7 @@ func (g *Gate) FinishWithEvents(ctx context.Context, rec *session.Invocation, ke
 	if err != nil {
 		return false, err
 	}
-	var ttl int64
-	if svc.cfg.SessionTTL > 0 {
-		ttl = svc.cfg.SessionTTL.Milliseconds()
-	}
-	args := make([]any, 0, len(targs)+7+len(op.data)+len(op.set)+len(op.del))
-	args = append(args, targs...)
-	args = append(args, owner, op.created, ttl, len(op.data))
-	args = append(args, op.data...)
-	args = append(args, len(op.set)/2)
-	args = append(args, op.set...)
-	args = append(args, len(op.del))
-	for _, k := range op.del {
-		args = append(args, k)
-	}
+	args := append(append(targs, owner), op.args(svc.cfg.SessionTTL)...)
 	ks := svc.cfg.sessionKeys(key)
 	res, err := finishEventsScript.Run(ctx, g.locker.rdb,
 		[]string{g.invs.cfg.invocationKey(rec.ID), ks.lock, ks.events, ks.state, ks.meta}, // svc's prefix is the locker's (checked above)

@@ -416,3 +416,35 @@ func TestFinishWithEventsOntoWrongTypeKeysWritesNothing(t *testing.T) {
 		}
 	}
 }
+
+// An append onto a session key of the wrong type writes nothing and fails
+// (before, its MULTI pushed the events and then failed on the state or
+// meta key: the caller saw an error for events that were stored).
+func TestAppendOntoWrongTypeKeysWritesNothing(t *testing.T) {
+	for _, kind := range redistest.Kinds() {
+		t.Run(kind.Name, func(t *testing.T) {
+			p := newPartsOn(t, kind, time.Hour)
+			ctx := context.Background()
+			for _, suffix := range []string{"events", "state", "meta"} {
+				id := "wrong-" + suffix
+				k := session.Key{App: "a", UserID: "u", SessionID: id}
+				base := p.prefix + "sess:{a:u:" + id + "}:"
+				if err := p.rdb.Set(ctx, base+suffix, "x", time.Minute).Err(); err != nil {
+					t.Fatal(err)
+				}
+				evs := []*session.Event{{InvocationID: id, Author: "support", Actions: session.Actions{StateDelta: map[string]any{"a": 1.0}}}}
+				if err := p.svc.AppendEvents(ctx, k, evs); err == nil {
+					t.Fatalf("%s of the wrong type: AppendEvents = nil, want an error", suffix)
+				}
+				if n := p.rdb.LLen(ctx, base+"events").Val(); suffix != "events" && n != 0 {
+					t.Errorf("%s of the wrong type: %d events pushed, want none", suffix, n)
+				}
+				for _, other := range []string{"state", "meta"} {
+					if other != suffix && p.rdb.Exists(ctx, base+other).Val() != 0 {
+						t.Errorf("%s of the wrong type: %s written", suffix, other)
+					}
+				}
+			}
+		})
+	}
+}

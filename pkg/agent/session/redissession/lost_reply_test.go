@@ -13,10 +13,10 @@ import (
 	"github.com/agentfleet/agentfleet/pkg/agent/session/redissession"
 )
 
-// An append whose reply is lost is not sent again by the client library:
-// the caller gets the error and the events are stored once (review
-// finding: go-redis retries a plain pipeline after a read error, which
-// stored the events twice).
+// An append whose reply is lost is stored once: go-redis (with retries on)
+// sends the append script again, and the script finds the events already
+// pushed (review finding: go-redis retries a plain pipeline after a read
+// error, which stored the events twice).
 func TestAppendWithALostReplyIsNotRepeated(t *testing.T) {
 	rdb, prefix := redistest.Client(t)
 	p := redistest.NewReplyDropper(t, rdb.Options().Addr, "lost-reply-marker")
@@ -29,6 +29,12 @@ func TestAppendWithALostReplyIsNotRepeated(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
+	// The append script is loaded first, so the request whose reply is
+	// lost is one that ran (not an EVALSHA answered NOSCRIPT).
+	warm := session.Key{App: "a", UserID: "u", SessionID: "warm"}
+	if err := svc.AppendEvent(ctx, warm, &session.Event{InvocationID: "w", Author: "support", Content: model.NewTextContent(model.RoleModel, "warm")}); err != nil {
+		t.Fatal(err)
+	}
 	k := session.Key{App: "a", UserID: "u", SessionID: "s"}
 	ev := &session.Event{InvocationID: "i1", Author: "support", Content: model.NewTextContent(model.RoleModel, "lost-reply-marker")}
 	_ = svc.AppendEvent(ctx, k, ev) // the error, if any, is the caller's to handle

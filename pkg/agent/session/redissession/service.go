@@ -110,8 +110,65 @@ func (s *Service) AppendEvent(ctx context.Context, key session.Key, ev *session.
 
 var _ session.BatchAppender = (*Service)(nil)
 
-// AppendEvents implements session.BatchAppender: one MULTI/EXEC with an
-// RPUSH of all events and their state deltas applied in order.
+// luaAppend defines appendEvents(events, state, meta, base), the writes of
+// an append whose arguments start at ARGV[base]: created_at, the session
+// TTL in ms (0: none), then n and n events, m and m state field/value
+// pairs, d and d state fields to delete (n > 0). It makes every write on a
+// key of its type (or none), or none of them: a key of another type is an
+// error reply returned before the first write (the events list needs no
+// check: its RPUSH is the first write). It returns nil when it wrote.
+// Events go in calls of at most 1000 values (Lua's unpack stops at 8000).
+const luaAppend = `
+local function chunked(cmd, key, from, to, step)
+  local i = from
+  while i <= to do
+    local j = math.min(i + step - 1, to)
+    redis.call(cmd, key, unpack(ARGV, i, j))
+    i = j + 1
+  end
+end
+local function appendEvents(events, state, meta, base)
+  local n = tonumber(ARGV[base + 2])
+  local m = tonumber(ARGV[base + 3 + n])
+  local d = tonumber(ARGV[base + 4 + n + 2 * m])
+  local want = {[state] = (m + d > 0) and 'hash' or nil, [meta] = 'hash'}
+  for _, k in ipairs({state, meta}) do
+    local t = want[k] and redis.call('TYPE', k).ok
+    if t and t ~= 'none' and t ~= want[k] then
+      return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+    end
+  end
+  chunked('RPUSH', events, base + 3, base + 2 + n, 1000)
+  chunked('HSET', state, base + 4 + n, base + 3 + n + 2 * m, 1000)
+  chunked('HDEL', state, base + 5 + n + 2 * m, base + 4 + n + 2 * m + d, 1000)
+  redis.call('HSETNX', meta, 'created_at', ARGV[base])
+  local ttl = tonumber(ARGV[base + 1])
+  if ttl > 0 then
+    for _, k in ipairs({events, state, meta}) do redis.call('PEXPIRE', k, ttl) end
+  end
+  return nil
+end
+`
+
+// appendScript appends events (appendEvents) once: when the list already
+// holds the first of them n places from its end, the script was sent again
+// after its reply was lost (event ids are unique), and it writes nothing.
+// KEYS[1..3] the session's events, state and meta; ARGV as appendEvents'
+// from 1. Returns 1 when it wrote, 0 when the events were there.
+var appendScript = redis.NewScript(luaAppend + `
+local n = tonumber(ARGV[3])
+if redis.call('LINDEX', KEYS[1], -n) == ARGV[4] then return 0 end
+local bad = appendEvents(KEYS[1], KEYS[2], KEYS[3], 1)
+if bad then return bad end
+return 1
+`)
+
+// AppendEvents implements session.BatchAppender: one script (appendScript)
+// pushes all events and applies their state deltas in order, or, when a
+// session key has another type, writes nothing and fails. One command, so
+// an auto-pipelining client batches it with other invocations' commands.
+// A client that sends it again after a lost reply (go-redis with retries
+// on) does not push the events twice: the script recognises them.
 func (s *Service) AppendEvents(ctx context.Context, key session.Key, evs []*session.Event) error {
 	if err := key.Validate(); err != nil {
 		return err
@@ -123,27 +180,37 @@ func (s *Service) AppendEvents(ctx context.Context, key session.Key, evs []*sess
 	if err != nil {
 		return err
 	}
-	// Always MULTI/EXEC, also for events alone: go-redis retries a plain
-	// pipeline whose reply was lost (a read timeout, a reset connection),
-	// which would push the events a second time; it never retries a
-	// transaction, so an append is sent once and a lost reply is the
-	// caller's error (review finding).
-	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		s.queueAppend(ctx, p, key, op)
-		return nil
-	})
-	if err != nil {
+	ks := s.cfg.sessionKeys(key)
+	if err := appendScript.Run(ctx, s.rdb, []string{ks.events, ks.state, ks.meta}, op.args(s.cfg.SessionTTL)...).Err(); err != nil {
 		return fmt.Errorf("redissession: append %d event(s) from %s to %v: %w", len(evs), evs[0].ID, key, err)
 	}
 	return nil
 }
 
-// appendOp is an append encoded for queueAppend.
+// appendOp is an append encoded for appendEvents (see args).
 type appendOp struct {
 	created string // the first event's time, the session's created_at if new
 	data    []any  // the events' JSON
 	set     []any  // state keys and JSON values the events set
 	del     []string
+}
+
+// args returns op as appendEvents' arguments, for a session TTL of ttl.
+func (op *appendOp) args(ttl time.Duration) []any {
+	var ms int64
+	if ttl > 0 {
+		ms = ttl.Milliseconds()
+	}
+	args := make([]any, 0, 5+len(op.data)+len(op.set)+len(op.del))
+	args = append(args, op.created, ms, len(op.data))
+	args = append(args, op.data...)
+	args = append(args, len(op.set)/2)
+	args = append(args, op.set...)
+	args = append(args, len(op.del))
+	for _, k := range op.del {
+		args = append(args, k)
+	}
+	return args
 }
 
 // encodeAppend stamps and encodes evs and merges their state deltas in
@@ -180,21 +247,6 @@ func (s *Service) encodeAppend(evs []*session.Event) (*appendOp, error) {
 		op.created = evs[0].Timestamp.UTC().Format(time.RFC3339Nano)
 	}
 	return op, nil
-}
-
-// queueAppend queues op's commands on p, which must be a MULTI/EXEC
-// pipeline (see AppendEvents).
-func (s *Service) queueAppend(ctx context.Context, p redis.Pipeliner, key session.Key, op *appendOp) {
-	ks := s.cfg.sessionKeys(key)
-	p.HSetNX(ctx, ks.meta, "created_at", op.created)
-	p.RPush(ctx, ks.events, op.data...)
-	if len(op.set) > 0 {
-		p.HSet(ctx, ks.state, op.set...)
-	}
-	if len(op.del) > 0 {
-		p.HDel(ctx, ks.state, op.del...)
-	}
-	s.touch(ctx, p, ks)
 }
 
 // touch restarts the idle expiry of a session's keys, if configured.
