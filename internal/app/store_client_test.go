@@ -1,13 +1,10 @@
 package app_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -16,91 +13,6 @@ import (
 	"github.com/agentfleet/agentfleet/internal/config"
 	"github.com/agentfleet/agentfleet/internal/redistest"
 )
-
-// cutProxy forwards TCP connections to Redis. The first time a client write
-// holds marker, it forwards the write, waits until Redis starts answering
-// (so everything in that write has been executed), and then closes both
-// sides without passing the answer on: a reply lost after the command ran,
-// as a reset connection loses it.
-type cutProxy struct {
-	ln     net.Listener
-	target string
-	marker []byte
-	cut    atomic.Bool
-	wg     sync.WaitGroup
-}
-
-func newCutProxy(t *testing.T, target, marker string) *cutProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &cutProxy{ln: ln, target: target, marker: []byte(marker)}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			p.wg.Add(1)
-			go func() { defer p.wg.Done(); p.handle(c) }()
-		}
-	}()
-	t.Cleanup(func() { _ = ln.Close(); p.wg.Wait() })
-	return p
-}
-
-func (p *cutProxy) handle(client net.Conn) {
-	server, err := net.Dial("tcp", p.target)
-	if err != nil {
-		_ = client.Close()
-		return
-	}
-	var dropping atomic.Bool
-	closeBoth := func() { _ = client.Close(); _ = server.Close() }
-	done := make(chan struct{})
-	go func() { // replies
-		defer close(done)
-		buf := make([]byte, 64<<10)
-		for {
-			n, err := server.Read(buf)
-			if n > 0 {
-				if dropping.Load() {
-					closeBoth() // the reply is lost
-					return
-				}
-				if _, werr := client.Write(buf[:n]); werr != nil {
-					closeBoth()
-					return
-				}
-			}
-			if err != nil {
-				closeBoth()
-				return
-			}
-		}
-	}()
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := client.Read(buf)
-		if n > 0 {
-			if bytes.Contains(buf[:n], p.marker) && !p.cut.Swap(true) {
-				dropping.Store(true)
-			}
-			if _, werr := server.Write(buf[:n]); werr != nil {
-				break
-			}
-		}
-		if err != nil {
-			break
-		}
-	}
-	closeBoth()
-	<-done
-}
 
 // incrScript books like the orders service's refund script: a write whose
 // second application would be a second effect. The test sends it with
@@ -119,8 +31,8 @@ func TestStoreClientNeverResendsAfterALostReply(t *testing.T) {
 			ctx := context.Background()
 			marker := prefix + "marker"
 			addr := plain.Options().Addr
-			proxy := newCutProxy(t, addr, marker)
-			url := strings.Replace(redistest.URL(), addr, proxy.ln.Addr().String(), 1)
+			proxy := redistest.NewReplyDropper(t, addr, marker)
+			url := strings.Replace(redistest.URL(), addr, proxy.Addr(), 1)
 			if url == redistest.URL() {
 				t.Fatalf("REDIS_URL %s does not name %s", url, addr)
 			}
@@ -150,7 +62,7 @@ func TestStoreClientNeverResendsAfterALostReply(t *testing.T) {
 				wg.Go(func() { errs[i] = incrScript.Eval(ctx, rdb, []string{k}).Err() })
 			}
 			wg.Wait()
-			if !proxy.cut.Load() {
+			if !proxy.Dropped() {
 				t.Fatal("the proxy never saw the marker's command")
 			}
 			if errs[0] == nil {

@@ -347,6 +347,8 @@ func TestWaitEndedByContextIsInProgressError(t *testing.T) {
 // network partition: each call ends with its timeout).
 type partitioned struct{ idempotency.Store }
 
+func (partitioned) with(s idempotency.Store) idempotency.Store { return partitioned{s} }
+
 func (p partitioned) Renew(ctx context.Context, _ idempotency.Ticket, _ time.Duration) (time.Time, error) {
 	<-ctx.Done()
 	return time.Time{}, &idempotency.StoreError{Backend: "memory", Op: "renew", Err: ctx.Err()}
@@ -364,21 +366,35 @@ func (p partitioned) Complete(ctx context.Context, _ idempotency.Ticket, _ json.
 // late, while the other owner already ran.)
 func TestLeaseEndCancelsTheToolBeforeAnotherOwnerClaims(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	mem := idempotency.NewMemory()
+	cancelled, started := raceForTheKey(t, idempotency.NewMemory(), partitioned{}, nil)
+	checkStoppedFirst(t, cancelled, started)
+}
+
+// raceForTheKey runs owner a's tool, which waits for its context to end,
+// through the wrapper on mem, the store as a sees it through wrap (a
+// partitioned or hung view of mem), while owner b keeps trying the same
+// key on mem itself, as a second worker's redelivery would, until b runs
+// the effect. It returns when a was cancelled (0: a was still running) and
+// when b started, both read at the moment b started, then calls release
+// (if set) and waits for a to end.
+func raceForTheKey(t *testing.T, mem idempotency.Store, wrap interface {
+	with(idempotency.Store) idempotency.Store
+}, release func()) (aCancelled, bStarted int64) {
+	t.Helper()
 	// The tool is cancelled a tenth of the lease before it ends: 300ms for
 	// the cancelled tool to be scheduled, on a loaded machine too (with a 1s
 	// lease, a 100ms stall made the other owner start first).
 	opts := idempotency.Options{Lease: 3 * time.Second, RenewInterval: 300 * time.Millisecond, StoreTimeout: 250 * time.Millisecond, WaitTimeout: -1}
-	var aCancelled, bStarted atomic.Int64 // UnixNano of each event
+	var cancelledAt, startedAt atomic.Int64 // UnixNano of each event
 	aRunning := make(chan struct{})
 	a := idempotency.Wrap(&fnTool{name: "refund", fn: func(ctx context.Context, _ map[string]any) (map[string]any, error) {
 		close(aRunning)
 		<-ctx.Done()
-		aCancelled.Store(time.Now().UnixNano())
+		cancelledAt.Store(time.Now().UnixNano())
 		return nil, ctx.Err()
-	}}, partitioned{mem}, opts)
+	}}, wrap.with(mem), opts)
 	b := idempotency.Wrap(&fnTool{name: "refund", fn: func(ctx context.Context, _ map[string]any) (map[string]any, error) {
-		bStarted.Store(time.Now().UnixNano())
+		startedAt.Store(time.Now().UnixNano())
 		return tool.OK(nil), nil
 	}}, mem, opts)
 	done := make(chan struct{})
@@ -386,18 +402,29 @@ func TestLeaseEndCancelsTheToolBeforeAnotherOwnerClaims(t *testing.T) {
 	<-aRunning
 	// Nothing signals the end of another worker's lease: poll, as a
 	// second worker's redelivery would.
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(20 * time.Second); startedAt.Load() == 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the other owner never claimed the key")
 		}
-		if bStarted.Load() != 0 {
-			break
-		}
 		_, _ = b.Run(toolCtx("inv-l"), nil)
 	}
+	aCancelled, bStarted = cancelledAt.Load(), startedAt.Load()
+	if release != nil {
+		release()
+	}
 	<-done
-	if aCancelled.Load() == 0 || aCancelled.Load() > bStarted.Load() {
-		t.Fatalf("the first owner was cancelled %v after the second started the effect", time.Duration(aCancelled.Load()-bStarted.Load()))
+	return aCancelled, bStarted
+}
+
+// checkStoppedFirst fails unless the first owner was cancelled before the
+// second started the effect.
+func checkStoppedFirst(t *testing.T, aCancelled, bStarted int64) {
+	t.Helper()
+	if aCancelled == 0 {
+		t.Fatal("the first owner was still running when the second started the effect")
+	}
+	if aCancelled > bStarted {
+		t.Fatalf("the first owner was cancelled %v after the second started the effect", time.Duration(aCancelled-bStarted))
 	}
 }
 
@@ -408,6 +435,8 @@ type hung struct {
 	idempotency.Store
 	release chan struct{}
 }
+
+func (h hung) with(s idempotency.Store) idempotency.Store { return hung{s, h.release} }
 
 func (h hung) Renew(_ context.Context, _ idempotency.Ticket, _ time.Duration) (time.Time, error) {
 	<-h.release
@@ -420,40 +449,7 @@ func (h hung) Renew(_ context.Context, _ idempotency.Ticket, _ time.Duration) (t
 // came only when the store answered: the two owners ran at once.)
 func TestHungRenewalDoesNotDelayTheCancel(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	mem := idempotency.NewMemory()
-	opts := idempotency.Options{Lease: 3 * time.Second, RenewInterval: 300 * time.Millisecond, StoreTimeout: 250 * time.Millisecond, WaitTimeout: -1}
 	release := make(chan struct{})
-	var aCancelled, bStarted atomic.Int64 // UnixNano of each event
-	aRunning := make(chan struct{})
-	a := idempotency.Wrap(&fnTool{name: "refund", fn: func(ctx context.Context, _ map[string]any) (map[string]any, error) {
-		close(aRunning)
-		<-ctx.Done()
-		aCancelled.Store(time.Now().UnixNano())
-		return nil, ctx.Err()
-	}}, hung{mem, release}, opts)
-	b := idempotency.Wrap(&fnTool{name: "refund", fn: func(ctx context.Context, _ map[string]any) (map[string]any, error) {
-		bStarted.Store(time.Now().UnixNano())
-		return tool.OK(nil), nil
-	}}, mem, opts)
-	done := make(chan struct{})
-	go func() { _, _ = a.Run(toolCtx("inv-h"), nil); close(done) }()
-	<-aRunning
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the other owner never claimed the key")
-		}
-		if bStarted.Load() != 0 {
-			break
-		}
-		_, _ = b.Run(toolCtx("inv-h"), nil)
-	}
-	cancelled := aCancelled.Load()
-	close(release) // the stalled connection gives up at last
-	<-done
-	if cancelled == 0 {
-		t.Fatal("the first owner was still running when the second started the effect")
-	}
-	if cancelled > bStarted.Load() {
-		t.Fatalf("the first owner was cancelled %v after the second started the effect", time.Duration(cancelled-bStarted.Load()))
-	}
+	cancelled, started := raceForTheKey(t, idempotency.NewMemory(), hung{release: release}, func() { close(release) })
+	checkStoppedFirst(t, cancelled, started)
 }
