@@ -94,7 +94,6 @@ func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel 
 					until, err := c.w.store.Renew(rctx, c.ticket, o.Lease)
 					out <- renewal{until, err}
 				}(pending)
-				continue
 			case res := <-pending:
 				pending = nil
 				switch err := res.err; {
