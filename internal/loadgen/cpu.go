@@ -27,6 +27,7 @@ type cpuMeter struct {
 	childT           time.Duration
 	reads, cmds      int64 // -1: the first reading failed
 	mallocs, bytes   uint64
+	sysw, sysr       int64 // -1: /proc/self/io could not be read
 }
 
 func startCPU(ctx context.Context, rdb *redis.Client, external bool, children func() time.Duration) *cpuMeter {
@@ -40,6 +41,7 @@ func startCPU(ctx context.Context, rdb *redis.Client, external bool, children fu
 	}
 	m.self, m.rds, m.natsT, m.childT = selfCPU(), redisCPU(ctx, rdb), procCPU(m.natsPID), m.childrenCPU()
 	m.mallocs, m.bytes = heapAllocs()
+	m.sysw, m.sysr = syscalls()
 	return m
 }
 
@@ -61,6 +63,10 @@ func (m *cpuMeter) finish(ctx context.Context, p *Phase) {
 	} else if mallocs, bytes := heapAllocs(); p.Completed > 0 {
 		p.AllocsPerInvocation = float64(mallocs-m.mallocs) / float64(p.Completed)
 		p.AllocKiBPerInvocation = float64(bytes-m.bytes) / 1024 / float64(p.Completed)
+		if w, r := syscalls(); m.sysw >= 0 && w >= 0 {
+			p.WritesPerInvocation = float64(w-m.sysw) / float64(p.Completed)
+			p.ReadsPerInvocation = float64(r-m.sysr) / float64(p.Completed)
+		}
 	}
 	if m.rdb != nil {
 		p.RedisCPUMSPerInvocation = per(redisCPU(ctx, m.rdb) - m.rds)
@@ -88,6 +94,31 @@ func heapAllocs() (mallocs, bytes uint64) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.Mallocs, ms.TotalAlloc
+}
+
+// syscalls returns this process's write and read system calls so far
+// (syscw and syscr of /proc/self/io), or -1, -1 if it cannot tell.
+func syscalls() (writes, reads int64) {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return -1, -1
+	}
+	writes, reads = -1, -1
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		n, perr := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		switch {
+		case !ok || perr != nil:
+		case k == "syscw":
+			writes = n
+		case k == "syscr":
+			reads = n
+		}
+	}
+	if writes < 0 || reads < 0 {
+		return -1, -1
+	}
+	return writes, reads
 }
 
 func selfCPU() time.Duration {

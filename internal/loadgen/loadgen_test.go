@@ -43,6 +43,12 @@ func TestTinyEmbeddedLoad(t *testing.T) {
 		if p.AllocsPerInvocation <= 0 || p.AllocKiBPerInvocation <= 0 {
 			t.Errorf("%s: %.0f allocs, %.1f KiB per invocation: not measured", p.Name, p.AllocsPerInvocation, p.AllocKiBPerInvocation)
 		}
+		// Every invocation writes at least its result and reads its
+		// request (with --embedded the server's side is this process's
+		// too).
+		if p.WritesPerInvocation < 1 || p.ReadsPerInvocation < 1 {
+			t.Errorf("%s: %.1f write and %.1f read system calls per invocation: not measured", p.Name, p.WritesPerInvocation, p.ReadsPerInvocation)
+		}
 		if p.Name == "bare" {
 			continue
 		}

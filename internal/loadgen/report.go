@@ -127,7 +127,7 @@ func (r *Report) Print(out io.Writer) {
 	fmt.Fprintf(out, "NATS %s   stores %s   n=%d per phase   workers=%d%s × concurrency=%d   window=%d   model latency=%v   GOMAXPROCS=%d%s\n\n",
 		r.NATS, r.Stores, r.N, r.Workers, where, r.Concurrency, r.Window, time.Duration(r.LatencyMS*float64(time.Millisecond)), r.GOMAXPROCS, gcSetting(r))
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "phase\tcompleted\tlost\tother\tinv/s\tsteady inv/s\tp50 ms\tp99 ms\tpeak RSS MiB\tCPU ms/inv\tRedis CPU ms/inv\tNATS CPU ms/inv\tRedis reads/inv\tRedis cmds/inv\tallocs/inv\tKiB alloc/inv\tmax in flight\trefunds\tdup refunds\t")
+	fmt.Fprintln(tw, "phase\tcompleted\tlost\tother\tinv/s\tsteady inv/s\tp50 ms\tp99 ms\tpeak RSS MiB\tCPU ms/inv\tRedis CPU ms/inv\tNATS CPU ms/inv\tRedis reads/inv\tRedis cmds/inv\tallocs/inv\tKiB alloc/inv\twrite calls/inv\tread calls/inv\tmax in flight\trefunds\tdup refunds\t")
 	for _, p := range r.Phases {
 		other := 0
 		for _, c := range p.Other {
@@ -142,6 +142,10 @@ func (r *Report) Print(out io.Writer) {
 			inflight += fmt.Sprintf(" (worker %d)", p.WorkerMaxInFlight)
 		}
 		allocs, kib := fmt.Sprintf("%.0f", p.AllocsPerInvocation), fmt.Sprintf("%.1f", p.AllocKiBPerInvocation)
+		writes, reads := fmt.Sprintf("%.1f", p.WritesPerInvocation), fmt.Sprintf("%.1f", p.ReadsPerInvocation)
+		if p.WritesPerInvocation == 0 {
+			writes, reads = "-", "-"
+		}
 		cpu := fmt.Sprintf("%.2f", p.CPUMSPerInvocation)
 		rss := fmt.Sprintf("%.0f", float64(p.PeakRSSBytes)/(1<<20))
 		if p.WorkerPeakRSSBytes > 0 {
@@ -151,10 +155,10 @@ func (r *Report) Print(out io.Writer) {
 			allocs, kib = "-", "-" // the worker processes' heap is not ours
 			cpu += fmt.Sprintf(" (workers %.2f)", p.WorkerCPUMSPerInvocation)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.0f\t%.0f\t%.1f\t%.1f\t%s\t%s\t%.2f\t%.2f\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%s\t\n", p.Name, p.Completed, p.Lost, other,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.0f\t%.0f\t%.1f\t%.1f\t%s\t%s\t%.2f\t%.2f\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", p.Name, p.Completed, p.Lost, other,
 			p.PerSecond, p.SteadyPerSecond, p.P50MS, p.P99MS, rss,
 			cpu, p.RedisCPUMSPerInvocation, p.NATSCPUMSPerInvocation,
-			p.RedisReadsPerInvocation, p.RedisCommandsPerInvocation, allocs, kib, inflight, refunds, dups)
+			p.RedisReadsPerInvocation, p.RedisCommandsPerInvocation, allocs, kib, writes, reads, inflight, refunds, dups)
 	}
 	_ = tw.Flush()
 	for _, p := range r.Phases {

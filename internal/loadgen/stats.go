@@ -77,6 +77,14 @@ type Phase struct {
 	// process's.
 	AllocsPerInvocation   float64 `json:"allocs_per_invocation"`
 	AllocKiBPerInvocation float64 `json:"alloc_kib_per_invocation"` // AllocKiBPerInvocation: see AllocsPerInvocation.
+	// WritesPerInvocation and ReadsPerInvocation are this process's write
+	// and read system calls (syscw and syscr of /proc/self/io) per
+	// completed invocation: on loopback a write costs the sender the
+	// receiver's TCP work too, so they are a large part of the CPU. Counts
+	// again; 0 where /proc cannot tell, and with worker processes (not
+	// this process's calls).
+	WritesPerInvocation float64 `json:"write_syscalls_per_invocation,omitempty"`
+	ReadsPerInvocation  float64 `json:"read_syscalls_per_invocation,omitempty"` // ReadsPerInvocation: see WritesPerInvocation.
 	// BoundRatio is SteadyPerSecond over the Little's-law bound (in-flight
 	// mode only).
 	BoundRatio float64 `json:"bound_ratio,omitempty"`
