@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -146,31 +147,44 @@ type loadCounter struct {
 }
 
 func (*loadCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (*loadCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return next
+func (c *loadCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.count([]redis.Cmder{cmd})
+		return next(ctx, cmd)
+	}
 }
 func (c *loadCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		var lrange, rpush, eval bool
-		for _, cmd := range cmds {
-			switch cmd.Name() {
-			case "lrange":
-				lrange = true
-			case "rpush":
-				rpush = true
-			case "evalsha":
-				eval = true
+		c.count(cmds)
+		return next(ctx, cmds)
+	}
+}
+
+// count classifies what cmds (one command or a pipeline) send: the enter
+// script that also reads the session (its first of five keys the lock),
+// a session read of its own (LRANGE), or an append of its own (RPUSH).
+func (c *loadCounter) count(cmds []redis.Cmder) {
+	var lrange, rpush, enter bool
+	for _, cmd := range cmds {
+		switch cmd.Name() {
+		case "lrange":
+			lrange = true
+		case "rpush":
+			rpush = true
+		case "evalsha", "eval":
+			args := cmd.Args()
+			if len(args) > 3 && fmt.Sprint(args[2]) == "5" && strings.Contains(fmt.Sprint(args[3]), "lock:{") {
+				enter = true
 			}
 		}
-		switch {
-		case lrange && eval:
-			c.withEnter.Add(1)
-		case lrange:
-			c.alone.Add(1)
-		case rpush:
-			c.appendOnly.Add(1)
-		}
-		return next(ctx, cmds)
+	}
+	switch {
+	case enter:
+		c.withEnter.Add(1)
+	case lrange:
+		c.alone.Add(1)
+	case rpush:
+		c.appendOnly.Add(1)
 	}
 }
 

@@ -5,7 +5,8 @@
 // Layout (all keys start with Config.Prefix; key segments are escaped, see
 // escape, so a ':' in an id cannot collide; the part in braces is a Redis
 // Cluster hash tag, so one session's keys share a slot and its MULTI/EXEC
-// transactions are valid on a cluster):
+// transactions and scripts are valid on a cluster; the Gate's scripts also
+// touch an invocation record, so it needs a standalone Redis):
 //
 //	<prefix>sess:{<app>:<user>:<session>}:events  list of JSON events, in append order
 //	<prefix>sess:{<app>:<user>:<session>}:state   hash: state key → JSON value

@@ -13,40 +13,75 @@ import (
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
 )
 
-// enterScript takes the session lock (as acquireScript) and then reads the
-// invocation record, storing the running one if there is none: what
-// luaTransition stores on a missing key (created_at = updated_at = now,
-// attempts 1, no finished_at), in one HSET instead of its read, count and
-// delete. KEYS[1] lock, KEYS[2] record; ARGV[1] owner, ARGV[2] lease ms,
-// ARGV[3..9] luaTransition's arguments (the status must be running: an
-// error reply, before any write, otherwise). The record is read before
-// the lock is written, so a record key of another type fails the script
-// with nothing written. Returns {0, current owner, remaining ms} when the
-// lock is held, {1, HGETALL} for an existing record, {2, {created_at,
-// attempts}} when it stored the running record, and so again when the
-// script is sent again after a lost reply: owner holds the lock and the
-// record is running with updated_at this call's now (ARGV[8]), which only
-// this call's write can have (see luaTransition).
-var enterScript = redis.NewScript(`
-if ARGV[4] ~= 'running' then return redis.error_reply('ERR enter needs a running record') end
-local cur = redis.call('GET', KEYS[1])
-if cur and cur ~= ARGV[1] then
-  return {0, cur, redis.call('PTTL', KEYS[1])}
-end
-local rec = redis.call('HGETALL', KEYS[2])
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-if #rec > 0 then
-  local f = {}
-  for i = 1, #rec, 2 do f[rec[i]] = rec[i + 1] end
-  if cur and f.status == 'running' and f.updated_at == ARGV[8] then
-    return {2, {f.created_at, f.attempts}} -- stored already by this call, sent again
+// luaEnter defines enter(), which takes the session lock (as
+// acquireScript) and then reads the invocation record, storing the running
+// one if there is none: what luaTransition stores on a missing key
+// (created_at = updated_at = now, attempts 1, no finished_at), in one HSET
+// instead of its read, count and delete. KEYS[1] lock, KEYS[2] record;
+// ARGV[1] owner, ARGV[2] lease ms, ARGV[3..9] luaTransition's arguments
+// (the status must be running: an error reply, before any write,
+// otherwise). The record is read before the lock is written, so a record
+// key of another type fails the script with nothing written. Returns {0,
+// current owner, remaining ms} when the lock is held, {1, HGETALL} for an
+// existing record, {2, {created_at, attempts}} when it stored the running
+// record, and so again when the script is sent again after a lost reply:
+// owner holds the lock and the record is running with updated_at this
+// call's now (ARGV[8]), which only this call's write can have (see
+// luaTransition).
+const luaEnter = `
+local function enter()
+  if ARGV[4] ~= 'running' then return redis.error_reply('ERR enter needs a running record') end
+  local cur = redis.call('GET', KEYS[1])
+  if cur and cur ~= ARGV[1] then
+    return {0, cur, redis.call('PTTL', KEYS[1])}
   end
-  return {1, rec}
+  local rec = redis.call('HGETALL', KEYS[2])
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  if #rec > 0 then
+    local f = {}
+    for i = 1, #rec, 2 do f[rec[i]] = rec[i + 1] end
+    if cur and f.status == 'running' and f.updated_at == ARGV[8] then
+      return {2, {f.created_at, f.attempts}} -- stored already by this call, sent again
+    end
+    return {1, rec}
+  end
+  redis.call('HSET', KEYS[2], 'id', ARGV[3], 'status', ARGV[4], 'session', ARGV[5],
+    'result', ARGV[6], 'error', ARGV[7], 'updated_at', ARGV[8], 'created_at', ARGV[8], 'attempts', 1)
+  redis.call('PEXPIRE', KEYS[2], ARGV[9])
+  return {2, {ARGV[8], '1'}}
 end
-redis.call('HSET', KEYS[2], 'id', ARGV[3], 'status', ARGV[4], 'session', ARGV[5],
-  'result', ARGV[6], 'error', ARGV[7], 'updated_at', ARGV[8], 'created_at', ARGV[8], 'attempts', 1)
-redis.call('PEXPIRE', KEYS[2], ARGV[9])
-return {2, {ARGV[8], '1'}}
+`
+
+// enterScript is enter() (see luaEnter); KEYS and ARGV as there.
+var enterScript = redis.NewScript(luaEnter + `
+return enter()
+`)
+
+// enterSessionScript is enter() (see luaEnter) and, when it took the lock,
+// the session read of Service.GetOrCreate in the same step: created_at
+// (HSETNX), the idle TTL, the events and the state. KEYS[1..2] and
+// ARGV[1..9] as enter's, KEYS[3..5] the session's events, state and meta,
+// ARGV[10] created_at, ARGV[11] the session TTL in ms (0: none). Returns
+// enter's reply, followed, when the lock was taken and the reads worked,
+// by the events (LRANGE) and the state (HGETALL): a session key of the
+// wrong type leaves them out (redis.pcall), and the lock and record stand
+// as enter left them, so the runner's own load reports the problem. One
+// script rather than a MULTI with the reads, so an auto-pipelining client
+// sends it in its shared batch instead of on a connection of its own.
+var enterSessionScript = redis.NewScript(luaEnter + `
+local r = enter()
+if r.err or r[1] == 0 then return r end
+local created = redis.pcall('HSETNX', KEYS[5], 'created_at', ARGV[10])
+if type(created) == 'table' and created.err then return r end
+local ttl = tonumber(ARGV[11])
+if ttl > 0 then
+  for _, k in ipairs({KEYS[5], KEYS[3], KEYS[4]}) do redis.call('PEXPIRE', k, ttl) end
+end
+local events = redis.pcall('LRANGE', KEYS[3], 0, -1)
+local state = redis.pcall('HGETALL', KEYS[4])
+if events.err or state.err then return r end
+r[3], r[4] = events, state
+return r
 `)
 
 // finishScript stores a record (luaTransition) and releases the session
@@ -109,12 +144,10 @@ func (g *Gate) Enter(ctx context.Context, key session.Key, owner string, lease t
 	return g.enterReply(key, owner, lease, running, now, start, enterScript.Run(ctx, g.locker.rdb, keys, args...))
 }
 
-// EnterWithSession implements session.SessionGate: the enter script and,
-// in the same MULTI/EXEC (one round trip), sessions' GetOrCreate reads,
-// when sessions is a *Service on the gate's client and key prefix. The
-// reads run whether or not the script took the lock (they change nothing
-// but the session's created_at and idle TTL, as any GetOrCreate); their
-// result is used only when it did.
+// EnterWithSession implements session.SessionGate: one script
+// (enterSessionScript) takes the lock and, when it did, reads the session
+// as sessions' GetOrCreate would, when sessions is a *Service on the
+// gate's client and key prefix (otherwise it is Enter).
 func (g *Gate) EnterWithSession(ctx context.Context, key session.Key, owner string, lease time.Duration, running *session.Invocation, sessions session.Service) (*session.Entry, error) {
 	svc, ok := sessions.(*Service)
 	if !ok || !sameClient(svc.rdb, g.locker.rdb) || svc.cfg.Prefix != g.locker.cfg.Prefix {
@@ -124,24 +157,20 @@ func (g *Gate) EnterWithSession(ctx context.Context, key session.Key, owner stri
 	if err != nil {
 		return &session.Entry{}, err
 	}
+	ks := svc.cfg.sessionKeys(key)
+	keys = append(keys, ks.events, ks.state, ks.meta)
+	args = append(args, svc.now().UTC().Format(time.RFC3339Nano), ttlMillis(svc.cfg.SessionTTL))
 	start := time.Now()
-	var enter *redis.Cmd
-	var l *load
-	_, err = g.locker.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		enter = enterScript.EvalSha(ctx, p, keys, args...)
-		l = svc.queueGetOrCreate(ctx, p, key)
-		return nil
-	})
-	if err != nil && redis.HasErrorPrefix(enter.Err(), "NOSCRIPT") {
-		// Redis lost its scripts (a restart): nothing was locked. Enter
-		// loads the script; the runner loads the session.
-		return g.Enter(ctx, key, owner, lease, running)
+	cmd := enterSessionScript.Run(ctx, g.locker.rdb, keys, args...)
+	var reads []any
+	if res, err := cmd.Slice(); err == nil && len(res) == 4 {
+		// The session's part of the reply: enterReply reads enter's.
+		reads = res[2:]
+		cmd.SetVal(res[:2])
 	}
-	// Any other error is the script's (enterReply reports it) or the reads'
-	// (the session is left to the runner).
-	e, err := g.enterReply(key, owner, lease, running, now, start, enter)
-	if err == nil && e.Lease != nil {
-		if sess, derr := l.decode(); derr == nil {
+	e, err := g.enterReply(key, owner, lease, running, now, start, cmd)
+	if err == nil && e.Lease != nil && reads != nil {
+		if sess, derr := decodeSessionReply(key, reads[0], reads[1]); derr == nil {
 			e.Session = sess
 		}
 	}

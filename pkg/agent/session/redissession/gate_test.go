@@ -131,17 +131,6 @@ func TestGateRefusesCluster(t *testing.T) {
 	}
 }
 
-// roundTrips counts the commands and pipelines a client sends.
-type roundTrips struct{ n atomic.Int64 }
-
-func (r *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (r *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error { r.n.Add(1); return next(ctx, cmd) }
-}
-func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error { r.n.Add(1); return next(ctx, cmds) }
-}
-
 // FinishWithEvents is one round trip with the Service the gate was built
 // alongside; with a Service on another prefix it appends, then finishes;
 // after Redis lost its scripts it still stores the events once and
@@ -172,9 +161,9 @@ func TestFinishWithEventsRoundTripsAndFallbacks(t *testing.T) {
 			{InvocationID: id, Author: "support", Actions: session.Actions{StateDelta: map[string]any{"a": 1.0}}},
 			{InvocationID: id, Author: "support", Actions: session.Actions{StateDelta: map[string]any{"gone": nil}}},
 		}
-		before := rt.n.Load()
+		before := rt.total()
 		released, err := g.FinishWithEvents(ctx, &session.Invocation{ID: id, Session: k, Status: session.InvocationCompleted, Result: []byte(`{}`)}, k, "w1", sessions, evs)
-		trips := rt.n.Load() - before
+		trips := rt.total() - before
 		if err != nil || !released {
 			t.Fatalf("FinishWithEvents(%s) = %v, %v", id, released, err)
 		}
@@ -444,6 +433,94 @@ func TestAppendOntoWrongTypeKeysWritesNothing(t *testing.T) {
 						t.Errorf("%s of the wrong type: %s written", suffix, other)
 					}
 				}
+			}
+		})
+	}
+}
+
+// roundTrips counts the single commands and the pipelines a client sends.
+type roundTrips struct{ cmds, pipelines atomic.Int64 }
+
+// total is the round trips so far: commands and pipelines.
+func (r *roundTrips) total() int64 { return r.cmds.Load() + r.pipelines.Load() }
+
+func (r *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (r *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { r.cmds.Add(1); return next(ctx, cmd) }
+}
+func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error { r.pipelines.Add(1); return next(ctx, cmds) }
+}
+
+// EnterWithSession is one command, not a MULTI/EXEC pipeline: an
+// auto-pipelining client batches a command with other invocations' but
+// sends a pipeline on a connection of its own. The session it reads, with
+// the gate's Service, is the stored one, and a session TTL is applied to
+// the session's keys as GetOrCreate applies it.
+func TestEnterWithSessionIsOneCommand(t *testing.T) {
+	p := newParts(t, time.Hour)
+	ctx := context.Background()
+	ck := &roundTrips{}
+	p.rdb.AddHook(ck)
+	enter := func(id string) *session.Entry {
+		t.Helper()
+		k := session.Key{App: "a", UserID: "u", SessionID: id}
+		if err := p.svc.AppendEvent(ctx, k, &session.Event{InvocationID: "earlier", Author: "u", Actions: session.Actions{StateDelta: map[string]any{"tier": "gold"}}}); err != nil {
+			t.Fatal(err)
+		}
+		// Only EnterWithSession's read gives the keys their TTL again.
+		for _, part := range []string{"events", "state", "meta"} {
+			p.rdb.Persist(ctx, fmt.Sprintf("%ssess:{a:u:%s}:%s", p.prefix, id, part))
+		}
+		cmds, pipes := ck.cmds.Load(), ck.pipelines.Load()
+		e, err := p.gate.EnterWithSession(ctx, k, "w1", time.Minute, &session.Invocation{ID: id, Session: k, Status: session.InvocationRunning}, p.svc)
+		if err != nil || e.Lease == nil {
+			t.Fatalf("EnterWithSession(%s) = %+v, %v; want the lock", id, e, err)
+		}
+		if n, m := ck.cmds.Load()-cmds, ck.pipelines.Load()-pipes; id != "s-warm" && (n != 1 || m != 0) {
+			t.Fatalf("EnterWithSession sent %d command(s) and %d pipeline(s); want 1 command, no pipeline", n, m)
+		}
+		for _, part := range []string{"events", "state", "meta"} {
+			key := fmt.Sprintf("%ssess:{a:u:%s}:%s", p.prefix, id, part)
+			if ttl := p.rdb.PTTL(ctx, key).Val(); ttl <= 59*time.Minute || ttl > time.Hour {
+				t.Fatalf("%s: TTL %v after EnterWithSession; want the session TTL (1h)", key, ttl)
+			}
+		}
+		return e
+	}
+	enter("s-warm") // loads the script
+	e := enter("s-1")
+	if e.Session == nil || len(e.Session.Events) != 1 || e.Session.Events[0].InvocationID != "earlier" || e.Session.State["tier"] != "gold" {
+		t.Fatalf("Entry.Session = %+v; want the stored event and state", e.Session)
+	}
+}
+
+// A session key of the wrong type does not fail EnterWithSession, nor
+// cost the lock it took: the session is left to the runner's own load,
+// which reports the problem. (The MULTI this step once was returned the
+// session over a meta key of the wrong type, and the problem surfaced only
+// at the first append.)
+func TestEnterWithSessionOnAWrongTypeSessionKey(t *testing.T) {
+	for _, part := range []string{"events", "state", "meta"} {
+		t.Run(part, func(t *testing.T) {
+			p := newParts(t, 0)
+			ctx := context.Background()
+			k := session.Key{App: "a", UserID: "u", SessionID: "s-" + part}
+			if err := p.rdb.Set(ctx, fmt.Sprintf("%ssess:{a:u:s-%s}:%s", p.prefix, part, part), "a string", 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			e, err := p.gate.EnterWithSession(ctx, k, "w1", time.Minute, &session.Invocation{ID: "i-" + part, Session: k, Status: session.InvocationRunning}, p.svc)
+			if err != nil || e.Lease == nil || e.Session != nil {
+				t.Fatalf("EnterWithSession = %+v, %v; want the lock, no session, no error", e, err)
+			}
+			if _, err := p.locker.Acquire(ctx, k, "w2", time.Minute); !errors.Is(err, session.ErrLocked) {
+				t.Fatalf("Acquire by another owner = %v; want ErrLocked", err)
+			}
+			if rec, err := p.inv.Get(ctx, "i-"+part); err != nil || rec.Status != session.InvocationRunning {
+				t.Fatalf("record = %+v, %v; want running", rec, err)
+			}
+			if _, err := p.svc.GetOrCreate(ctx, k); err == nil {
+				t.Fatal("GetOrCreate read the session: the runner would not see the problem")
 			}
 		})
 	}

@@ -12,8 +12,9 @@ import (
 )
 
 // Service is a session.Service on Redis. Each session is a list of JSON
-// events plus a state hash and a meta hash, changed together in one
-// MULTI/EXEC transaction. It is safe for concurrent use.
+// events plus a state hash and a meta hash, changed together by one Lua
+// script per append and read in one MULTI/EXEC. It is safe for concurrent
+// use.
 type Service struct {
 	rdb redis.UniversalClient
 	cfg Config
@@ -197,12 +198,8 @@ type appendOp struct {
 
 // args returns op as appendEvents' arguments, for a session TTL of ttl.
 func (op *appendOp) args(ttl time.Duration) []any {
-	var ms int64
-	if ttl > 0 {
-		ms = ttl.Milliseconds()
-	}
 	args := make([]any, 0, 5+len(op.data)+len(op.set)+len(op.del))
-	args = append(args, op.created, ms, len(op.data))
+	args = append(args, op.created, ttlMillis(ttl), len(op.data))
 	args = append(args, op.data...)
 	args = append(args, len(op.set)/2)
 	args = append(args, op.set...)
@@ -257,6 +254,41 @@ func (s *Service) touch(ctx context.Context, p redis.Pipeliner, ks keys) {
 	for _, k := range []string{ks.meta, ks.events, ks.state} {
 		p.PExpire(ctx, k, s.cfg.SessionTTL)
 	}
+}
+
+// ttlMillis is a session TTL as the scripts take it: milliseconds, 0 for
+// none.
+func ttlMillis(ttl time.Duration) int64 {
+	if ttl <= 0 {
+		return 0
+	}
+	return ttl.Milliseconds()
+}
+
+// decodeSessionReply decodes a script's LRANGE of the events and HGETALL
+// of the state (a flat array of field, value) as decodeSession.
+func decodeSessionReply(key session.Key, events, state any) (*session.Session, error) {
+	evs, ok1 := events.([]any)
+	flat, ok2 := state.([]any)
+	if !ok1 || !ok2 || len(flat)%2 != 0 {
+		return nil, fmt.Errorf("redissession: get or create %v: unexpected reply", key)
+	}
+	raw := make([]string, len(evs))
+	for i, v := range evs {
+		if raw[i], ok1 = v.(string); !ok1 {
+			return nil, fmt.Errorf("redissession: get or create %v: event %d is not a string", key, i)
+		}
+	}
+	m := make(map[string]string, len(flat)/2)
+	for i := 0; i < len(flat); i += 2 {
+		k, ok1 := flat[i].(string)
+		v, ok2 := flat[i+1].(string)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("redissession: get or create %v: state field %d is not a string", key, i/2)
+		}
+		m[k] = v
+	}
+	return decodeSession(key, raw, m)
 }
 
 func decodeSession(key session.Key, events []string, state map[string]string) (*session.Session, error) {
