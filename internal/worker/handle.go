@@ -202,20 +202,12 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 
 	// Stop at a step boundary on shutdown or when the session lock is lost
-	// (another worker may take the session over). Only the watcher closes
-	// stop; done tells it the invocation is over.
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		select {
-		case <-w.stop:
-		case <-renewer.Lost():
-			j.log.Warn().Err(renewer.Err()).Msg("session lock lost; stopping at the next step boundary")
-		case <-done:
-			return
-		}
-		close(stop)
-	}()
-	defer close(done)
+	// (another worker may take the session over): the heartbeat's
+	// goroutine watches both.
+	stop := make(chan struct{})
+	hb.watch(stopWatch{shutdown: w.stop, lost: renewer.Lost(), stop: stop, onLost: func() {
+		j.log.Warn().Err(renewer.Err()).Msg("session lock lost; stopping at the next step boundary")
+	}})
 
 	w.deps.Metrics.inFlight(1)
 	out, runErr := runner.Invoke(ctx, agent.RunRequest{
