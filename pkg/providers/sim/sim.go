@@ -130,7 +130,8 @@ type Stats struct {
 
 // Model is the simulated model. It implements model.Model.
 type Model struct {
-	cfg Config
+	cfg  Config
+	name string // Name's answer, built once: it is asked several times a call
 
 	mu  sync.Mutex
 	rng *rand.Rand
@@ -152,12 +153,12 @@ func New(cfg Config) (*Model, error) {
 		faults[k] = v
 	}
 	cfg.Faults = faults
-	return &Model{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))}, nil
+	return &Model{cfg: cfg, name: ProviderName + ":" + cfg.Name, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))}, nil
 }
 
 // Name returns "sim:<Config.Name>", so a simulated model is never mistaken
 // for a real one in logs and metrics.
-func (m *Model) Name() string { return ProviderName + ":" + m.cfg.Name }
+func (m *Model) Name() string { return m.name }
 
 // Simulated reports true: the model is simulated. Wiring code may log it.
 func (m *Model) Simulated() bool { return true }
