@@ -8,6 +8,7 @@ import (
 	"math"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -202,12 +203,19 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 
 	// Stop at a step boundary on shutdown or when the session lock is lost
-	// (another worker may take the session over): the heartbeat's
-	// goroutine watches both.
+	// (another worker may take the session over). Callbacks, not a
+	// goroutine waiting for either: an in-flight invocation holds only its
+	// own goroutine.
 	stop := make(chan struct{})
-	hb.watch(stopWatch{shutdown: w.stop, lost: renewer.Lost(), stop: stop, onLost: func() {
+	var stopOnce sync.Once
+	closeStop := func() { stopOnce.Do(func() { close(stop) }) }
+	unwatchShutdown := context.AfterFunc(w.stopping, closeStop)
+	defer unwatchShutdown()
+	unwatchLoss := renewer.AfterLost(func() {
+		closeStop()
 		j.log.Warn().Err(renewer.Err()).Msg("session lock lost; stopping at the next step boundary")
-	}})
+	})
+	defer unwatchLoss()
 
 	w.deps.Metrics.inFlight(1)
 	out, runErr := runner.Invoke(ctx, agent.RunRequest{

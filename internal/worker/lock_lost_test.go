@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 
 	"github.com/agentfleet/agentfleet/internal/logtest"
@@ -70,5 +71,50 @@ func TestLostSessionLockStopsAtTheNextStepBoundary(t *testing.T) {
 	}
 	if n := llm.Calls(); n != 2 {
 		t.Fatalf("model calls = %d; want 2 (the stopped run's first, the redelivery's last)", n)
+	}
+}
+
+// A run longer than AckWait is not redelivered: the worker sends
+// InProgress every AckWait/3 while it runs (counted on the ack subjects
+// here), and none once it has finished.
+func TestHeartbeatsKeepALongRunFromRedelivery(t *testing.T) {
+	e := newEnv(t)
+	var beats atomic.Int32
+	fourBeats := make(chan struct{})
+	sub, err := e.nc.Subscribe("$JS.ACK.>", func(m *nats.Msg) {
+		if string(m.Data) == "+WPI" && beats.Add(1) == 4 {
+			close(fourBeats)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	slow := tool.MustFunc("slow_lookup", "", func(ctx context.Context, _ struct{}) (map[string]any, error) {
+		<-fourBeats // past AckWait (3 s here; a beat every second)
+		return tool.OK(nil), nil
+	})
+	llm := agenttest.NewScriptedModel(
+		agenttest.Reply(agenttest.Call("slow_lookup", nil)),
+		agenttest.Reply(agenttest.Text("Looked it up.")),
+	)
+	w := e.startWorker("w1", e.supportAgent(llm, slow), worker.Config{})
+	e.publish(request("inv-long", "s1", "look it up"), nil)
+	res := e.await("inv-long")
+	if res.Status != envelope.StatusCompleted || res.Attempts != 1 {
+		t.Fatalf("result = %+v; want completed on the first delivery", res)
+	}
+	eventually(t, "acked", func() bool { return e.pending() == 0 && w.count("support", "completed") == 1 })
+	if err := e.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	after := beats.Load()
+	// One more heartbeat interval: a heartbeat still armed would beat now.
+	time.Sleep(1500 * time.Millisecond)
+	if err := e.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if n := beats.Load(); n != after {
+		t.Fatalf("%d InProgress sent after the run ended", n-after)
 	}
 }

@@ -62,8 +62,10 @@ type Worker struct {
 	// pause waits between failed fetches (sleepCtx; tests record it).
 	pause func(ctx context.Context, d time.Duration)
 
-	stop     chan struct{} // closed after the drain timeout: stop at a step boundary
-	stopOnce sync.Once
+	// stopping is canceled after the drain timeout (Stop): running
+	// invocations stop at their next step boundary.
+	stopping context.Context
+	stopRuns context.CancelFunc
 	wg       sync.WaitGroup
 }
 
@@ -111,6 +113,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 	if gate == nil {
 		gate = session.NewGate(deps.Locker, deps.Invocations)
 	}
+	stopping, stopRuns := context.WithCancel(context.Background())
 	return &Worker{
 		pause: sleepCtx,
 		cfg:   cfg,
@@ -119,7 +122,9 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 		log:   deps.Logger, // carries the worker name (internal/app adds it to every line)
 		cons:  cons,
 		cool:  cool,
-		stop:  make(chan struct{}),
+
+		stopping: stopping,
+		stopRuns: stopRuns,
 	}, nil
 }
 
@@ -229,7 +234,7 @@ func (w *Worker) Run(ctx context.Context) error {
 
 // Stop asks running invocations to stop at their next step boundary. Run
 // calls it after the drain timeout; tests may call it directly.
-func (w *Worker) Stop() { w.stopOnce.Do(func() { close(w.stop) }) }
+func (w *Worker) Stop() { w.stopRuns() }
 
 func sleepCtx(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)

@@ -15,33 +15,38 @@ var ErrLeaseExpired = errors.New("idempotency: lease expired without renewal")
 
 // renewer renews one claim's lease while the tool runs.
 type renewer struct {
-	once sync.Once
-	quit chan struct{}
-	done chan struct{}
+	once  sync.Once
+	start *time.Timer // starts the loop when it has something to do
+	quit  chan struct{}
+	done  chan struct{}
 }
 
-// startRenewer starts a goroutine renewing c's lease every RenewInterval
-// until stop. If the claim is lost (ErrNotOwner, ErrLeaseLost) or the lease
-// runs out without a successful renewal, it cancels the tool's context with
-// that cause: another owner may be running the tool, so this one should stop
-// as soon as it can.
+// startRenewer renews c's lease every RenewInterval until stop. If the
+// claim is lost (ErrNotOwner, ErrLeaseLost) or the lease runs out without a
+// successful renewal, it cancels the tool's context with that cause: another
+// owner may be running the tool, so this one should stop as soon as it can.
+// Its goroutine starts only when the first renewal (or the cancel) is due:
+// a tool that returns before that (most do) costs a timer, not a goroutine,
+// a ticker and a second timer.
 func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel context.CancelCauseFunc) *renewer {
 	r := &renewer{quit: make(chan struct{}), done: make(chan struct{})}
 	o := c.w.opts
 	// Renewals outlive the caller's cancellation: the tool may still be
 	// winding down and the claim must hold until it returns.
 	ctx := context.WithoutCancel(parent)
-	go func() {
+	// The tool is cancelled shortly before the lease ends without a
+	// renewal, not at the first failed renewal after that: from leaseUntil
+	// another owner may claim the key, and both would run the effect. The
+	// margin (a tenth of the lease, at most 2 s) covers the store's clock
+	// running ahead and the tool's reaction time.
+	margin := min(o.Lease/10, 2*time.Second)
+	cancelAt := func() time.Duration { return time.Until(leaseUntil) - margin }
+	first := min(o.RenewInterval, cancelAt())
+	renewFirst := first == o.RenewInterval // else the cancel is due first
+	r.start = time.AfterFunc(max(first, 0), func() {
 		defer close(r.done)
 		t := time.NewTicker(o.RenewInterval)
 		defer t.Stop()
-		// The tool is cancelled shortly before the lease ends without a
-		// renewal, not at the first failed renewal after that: from
-		// leaseUntil another owner may claim the key, and both would run
-		// the effect. The margin (a tenth of the lease, at most 2 s) covers
-		// the store's clock running ahead and the tool's reaction time.
-		margin := min(o.Lease/10, 2*time.Second)
-		cancelAt := func() time.Duration { return time.Until(leaseUntil) - margin }
 		expire := time.NewTimer(cancelAt())
 		defer expire.Stop()
 		expired := func(cause error) {
@@ -64,6 +69,25 @@ func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel 
 				<-pending
 			}
 		}()
+		renew := func() chan renewal {
+			// A renewal is worth waiting for until the lease ends, not longer.
+			rctx, rcancel := context.WithTimeout(ctx, max(min(o.StoreTimeout, cancelAt()), time.Millisecond))
+			out := make(chan renewal, 1)
+			go func() {
+				defer rcancel()
+				until, err := c.w.store.Renew(rctx, c.ticket, o.Lease)
+				out <- renewal{until, err}
+			}()
+			return out
+		}
+		if renewFirst {
+			select {
+			case <-r.quit:
+				return
+			default:
+				pending = renew() // the first renewal is due now
+			}
+		}
 		for {
 			select {
 			case <-r.quit:
@@ -86,14 +110,7 @@ func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel 
 				if pending != nil {
 					continue // the last renewal has not answered yet
 				}
-				// A renewal is worth waiting for until the lease ends, not longer.
-				rctx, rcancel := context.WithTimeout(ctx, max(min(o.StoreTimeout, cancelAt()), time.Millisecond))
-				pending = make(chan renewal, 1)
-				go func(out chan<- renewal) {
-					defer rcancel()
-					until, err := c.w.store.Renew(rctx, c.ticket, o.Lease)
-					out <- renewal{until, err}
-				}(pending)
+				pending = renew()
 			case res := <-pending:
 				pending = nil
 				switch err := res.err; {
@@ -115,12 +132,18 @@ func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel 
 				}
 			}
 		}
-	}()
+	})
 	return r
 }
 
-// stop stops the goroutine and waits for it to end. Safe to call twice.
+// stop stops renewing and waits for the goroutine, if it started, to end.
+// Safe to call twice.
 func (r *renewer) stop() {
-	r.once.Do(func() { close(r.quit) })
+	r.once.Do(func() {
+		close(r.quit)
+		if r.start.Stop() {
+			close(r.done) // the loop never ran, and never will
+		}
+	})
 	<-r.done
 }

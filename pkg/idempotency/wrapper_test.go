@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -452,4 +454,40 @@ func TestHungRenewalDoesNotDelayTheCancel(t *testing.T) {
 	release := make(chan struct{})
 	cancelled, started := raceForTheKey(t, idempotency.NewMemory(), hung{release: release}, func() { close(release) })
 	checkStoppedFirst(t, cancelled, started)
+}
+
+// A running tool costs no renewal goroutine before its first renewal is
+// due: 100 calls in their tools hold 100 goroutines (their callers'), not
+// 200 (a worker at 4,000 invocations in flight runs many such tools).
+func TestNoRenewalGoroutineBeforeTheFirstRenewal(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	const calls = 100
+	entered, release := make(chan struct{}, calls), make(chan struct{})
+	tl := &fnTool{name: "provision", fn: func(ctx context.Context, _ map[string]any) (map[string]any, error) {
+		entered <- struct{}{}
+		<-release
+		return tool.OK(nil), nil
+	}}
+	w := idempotency.Wrap(tl, idempotency.NewMemory(), idempotency.Options{Lease: time.Hour})
+	before := runtime.NumGoroutine()
+	errs := make(chan error, calls)
+	for i := range calls {
+		go func() {
+			_, err := w.Run(toolCtx(fmt.Sprint("inv-", i)), nil)
+			errs <- err
+		}()
+	}
+	for range calls {
+		<-entered
+	}
+	n := runtime.NumGoroutine() - before
+	close(release)
+	for range calls {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n >= calls*3/2 {
+		t.Fatalf("%d calls in their tools held %d goroutines; want about %d (no renewer before its first renewal)", calls, n, calls)
+	}
 }

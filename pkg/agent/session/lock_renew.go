@@ -12,8 +12,12 @@ import (
 // is lost. Create it with KeepAlive; always call Stop.
 type Renewer struct {
 	cancel context.CancelFunc
+	start  *time.Timer // starts the loop at the first renewal
 	done   chan struct{}
 	lost   chan struct{}
+	// lostCtx is canceled with lost closed, for AfterLost.
+	lostCtx    context.Context
+	cancelLost context.CancelFunc
 
 	mu    sync.Mutex
 	lease Lease
@@ -26,6 +30,10 @@ type Renewer struct {
 // ErrNotOwner, or renewals kept failing until the lease ran out. On a loss
 // Lost is closed and Err says why; the holder must then stop at the next
 // step boundary, since another invocation may take the session over.
+//
+// Nothing runs before the first renewal is due: a timer starts the
+// renewing goroutine then, so a holder that finishes within one interval
+// (most invocations) costs a timer, not a goroutine and a ticker.
 func KeepAlive(ctx context.Context, l Locker, lease *Lease, interval time.Duration) *Renewer {
 	if interval <= 0 {
 		interval = lease.TTL / 3
@@ -35,10 +43,13 @@ func KeepAlive(ctx context.Context, l Locker, lease *Lease, interval time.Durati
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	r := &Renewer{cancel: cancel, done: make(chan struct{}), lost: make(chan struct{}), lease: *lease}
-	go r.run(ctx, l, interval)
+	r.lostCtx, r.cancelLost = context.WithCancel(context.Background())
+	r.start = time.AfterFunc(interval, func() { r.run(ctx, l, interval) })
 	return r
 }
 
+// run renews at once and then every interval, on the goroutine of the
+// start timer's function.
 func (r *Renewer) run(ctx context.Context, l Locker, interval time.Duration) {
 	defer close(r.done)
 	t := time.NewTicker(interval)
@@ -62,6 +73,20 @@ func (r *Renewer) run(ctx context.Context, l Locker, interval time.Duration) {
 		}
 	}()
 	var lastErr error = errors.New("no renewal answered")
+	renew := func() chan renewal {
+		cur := r.Lease()
+		callCtx, cancel := context.WithDeadline(ctx, cur.Expires)
+		out := make(chan renewal, 1)
+		go func() {
+			defer cancel()
+			next, err := l.Renew(callCtx, cur.Key, cur.Owner, cur.TTL)
+			out <- renewal{next, err}
+		}()
+		return out
+	}
+	if ctx.Err() == nil {
+		pending = renew() // the first renewal is due now
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -86,14 +111,7 @@ func (r *Renewer) run(ctx context.Context, l Locker, interval time.Duration) {
 			if pending != nil {
 				continue // the last renewal has not answered yet
 			}
-			cur := r.Lease()
-			callCtx, cancel := context.WithDeadline(ctx, cur.Expires)
-			pending = make(chan renewal, 1)
-			go func(out chan<- renewal) {
-				defer cancel()
-				next, err := l.Renew(callCtx, cur.Key, cur.Owner, cur.TTL)
-				out <- renewal{next, err}
-			}(pending)
+			pending = renew()
 		case res := <-pending:
 			pending = nil
 			switch err := res.err; {
@@ -121,6 +139,7 @@ func (r *Renewer) fail(err error) {
 	r.err = err
 	r.mu.Unlock()
 	close(r.lost)
+	r.cancelLost()
 }
 
 // Lease returns the lease as last renewed.
@@ -133,6 +152,14 @@ func (r *Renewer) Lease() Lease {
 // Lost is closed when the lease is lost.
 func (r *Renewer) Lost() <-chan struct{} { return r.lost }
 
+// AfterLost arranges for f to run on its own goroutine once the lease is
+// lost (after Lost is closed and Err set), without a goroutine waiting
+// for it meanwhile. The returned function stops that; it reports whether
+// it stopped f from running (see context.AfterFunc).
+func (r *Renewer) AfterLost(f func()) (stop func() bool) {
+	return context.AfterFunc(r.lostCtx, f)
+}
+
 // Err returns why the lease was lost, or nil.
 func (r *Renewer) Err() error {
 	r.mu.Lock()
@@ -140,10 +167,16 @@ func (r *Renewer) Err() error {
 	return r.err
 }
 
-// Stop stops renewing and waits until the background goroutine has ended.
-// It does not release the lock. It returns Err. Calling Stop again is safe.
+// Stop stops renewing and waits until the background goroutine, if the
+// first renewal started it, has ended. It does not release the lock. It
+// returns Err. Calling Stop again is safe.
 func (r *Renewer) Stop() error {
 	r.cancel()
+	if r.start.Stop() {
+		// The timer had not fired: the loop never ran, and never will
+		// (only the first Stop can stop the timer).
+		close(r.done)
+	}
 	<-r.done
 	return r.Err()
 }

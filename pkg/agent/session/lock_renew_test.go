@@ -3,6 +3,8 @@ package session_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -152,5 +154,73 @@ func TestKeepAliveReportsExpiryWhileARenewalHangs(t *testing.T) {
 	close(l.release)
 	if err := <-stopped; err == nil {
 		t.Fatal("Stop = nil after the lease was lost")
+	}
+}
+
+// A renewer starts no goroutine before its first renewal is due: a holder
+// that finishes within one interval costs a timer, not a goroutine and a
+// ticker (a worker at 4,000 invocations in flight holds 4,000 renewers).
+func TestKeepAliveStartsNoGoroutineBeforeTheFirstRenewal(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx := context.Background()
+	l := session.NewMemoryLocker()
+	before := runtime.NumGoroutine()
+	var rs []*session.Renewer
+	for i := range 200 {
+		k := session.Key{App: "support", UserID: "u1", SessionID: fmt.Sprint("s", i)}
+		lease, err := l.Acquire(ctx, k, "a", time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, session.KeepAlive(ctx, l, lease, 0))
+	}
+	if n := runtime.NumGoroutine() - before; n >= 100 {
+		t.Errorf("200 renewers not yet due started %d goroutines", n)
+	}
+	for _, r := range rs {
+		if err := r.Stop(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// AfterLost runs its function once the lease is lost, with Err set; its
+// stop, called before a loss, keeps it from running.
+func TestAfterLost(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx := context.Background()
+	l := session.NewMemoryLocker()
+	k := session.Key{App: "support", UserID: "u1", SessionID: "s1"}
+	lease, err := l.Acquire(ctx, k, "a", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := session.KeepAlive(ctx, l, lease, 10*time.Millisecond)
+	lost := make(chan error, 1)
+	r.AfterLost(func() { lost <- r.Err() })
+	var ran atomic.Bool
+	if !r.AfterLost(func() { ran.Store(true) })() {
+		t.Fatal("stop of an AfterLost before any loss did not stop it")
+	}
+	// Another holder takes the session over: the next renewal is refused.
+	if err := l.Release(ctx, k, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Acquire(ctx, k, "b", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-lost:
+		if !errors.Is(err, session.ErrNotOwner) {
+			t.Fatalf("Err after the loss = %v, want ErrNotOwner", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("AfterLost's function did not run after the lease was lost")
+	}
+	if err := r.Stop(); !errors.Is(err, session.ErrNotOwner) {
+		t.Fatalf("Stop = %v, want ErrNotOwner", err)
+	}
+	if ran.Load() {
+		t.Fatal("a stopped AfterLost function ran")
 	}
 }
