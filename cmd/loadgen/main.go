@@ -44,6 +44,7 @@ func main() {
 	fs.IntVar(&cfg.Rounds, "rounds", 1, "repeat the minimal and framework phases this many times, alternating, and report the median of the rounds' ratios")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the framework phase to this file")
 	fs.StringVar(&cfg.MemProfile, "memprofile", "", "write a heap profile taken half-way through the framework phase to this file")
+	fs.StringVar(&cfg.MinimalCPUProfile, "minimal-cpuprofile", "", "write a CPU profile of the minimal phase to this file (to compare with --cpuprofile's)")
 	fs.StringVar(&cfg.Out, "out", "", "write the report as JSON to this file")
 	fs.BoolVar(&cfg.Processes, "processes", false, "run the framework's workers as cmd/worker processes (built from this module unless --worker-bin is given) instead of in this process")
 	fs.StringVar(&cfg.WorkerBin, "worker-bin", "", "worker program for --processes (default: go build ./cmd/worker into a temporary directory)")

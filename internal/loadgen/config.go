@@ -58,6 +58,10 @@ type Config struct {
 	// phase only (pprof format).
 	CPUProfile string
 	MemProfile string // MemProfile is the heap profile's output file.
+	// MinimalCPUProfile, when set, receives a CPU profile of the (first)
+	// minimal phase, taken as CPUProfile's is: the same part of the run in
+	// the same process, so the two can be compared function by function.
+	MinimalCPUProfile string
 	// Out, when set, receives the report as JSON.
 	Out string
 	// Processes runs the framework phase's workers as cmd/worker
@@ -130,6 +134,9 @@ func (c Config) Validate() error {
 	}
 	if c.Latency < 0 || c.Timeout <= 0 {
 		errs = append(errs, errors.New("loadgen: latency must not be negative and timeout must be positive"))
+	}
+	if c.MinimalCPUProfile != "" && c.SkipBaselines {
+		errs = append(errs, errors.New("loadgen: --minimal-cpuprofile needs the minimal phase: drop --skip-baselines"))
 	}
 	if c.Inflight > 0 && c.Latency <= 0 {
 		errs = append(errs, fmt.Errorf("loadgen: --inflight %d needs a model --latency (the Little's-law bound is inflight / (3 × latency))", c.Inflight))

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,8 +22,10 @@ func TestTinyEmbeddedLoad(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out := filepath.Join(t.TempDir(), "results.json")
+	profMin, profFw := filepath.Join(t.TempDir(), "minimal.pprof"), filepath.Join(t.TempDir(), "framework.pprof")
 	var table strings.Builder
-	rep, err := Run(ctx, Config{Embedded: true, N: 20, Workers: 2, Concurrency: 4, Timeout: time.Minute, Out: out, Rounds: 2}, &table, io.Discard)
+	rep, err := Run(ctx, Config{Embedded: true, N: 20, Workers: 2, Concurrency: 4, Timeout: time.Minute, Out: out, Rounds: 2,
+		MinimalCPUProfile: profMin, CPUProfile: profFw}, &table, io.Discard)
 	if err != nil {
 		t.Fatalf("Run: %v\n%s", err, table.String())
 	}
@@ -61,6 +64,20 @@ func TestTinyEmbeddedLoad(t *testing.T) {
 	}
 	if rep.Ratios["framework/minimal"] <= 0 {
 		t.Errorf("no framework/minimal ratio: %v", rep.Ratios)
+	}
+	// Both phases' CPU profiles were written (the first round's).
+	for _, f := range []string{profMin, profFw} {
+		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+			t.Errorf("profile %s: %v (empty or missing)", f, err)
+		}
+	}
+}
+
+// A minimal phase's profile needs the minimal phase.
+func TestMinimalProfileNeedsTheBaselines(t *testing.T) {
+	cfg := Config{SkipBaselines: true, MinimalCPUProfile: "x.pprof"}.WithDefaults()
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "--minimal-cpuprofile") {
+		t.Fatalf("Validate = %v; want the --minimal-cpuprofile error", err)
 	}
 }
 

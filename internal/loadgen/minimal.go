@@ -248,11 +248,16 @@ func runMinimal(ctx context.Context, e *env, cfg Config, name string) (*Phase, e
 			})
 		}()
 	}
+	stopProfile, err := startProfile(cfg.MinimalCPUProfile)
+	if err != nil {
+		return nil, err
+	}
 	idPrefix := "lg-" + e.run + "-" + name
 	rss := startRSS(ctx)
 	cpu := startCPU(ctx, e.rdb, e.srv == nil, nil)
 	err = load{n: cfg.N, window: cfg.Window, timeout: cfg.Timeout, idPrefix: idPrefix,
 		submit: cl.submit, wait: w, orders: pool(cfg, reset)}.run(ctx, p)
+	stopProfile()
 	p.PeakRSSBytes, p.RSSSource = rss.finish()
 	cpu.finish(ctx, p)
 	select {

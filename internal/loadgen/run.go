@@ -48,7 +48,7 @@ func Run(ctx context.Context, cfg Config, out, logOut io.Writer) (rep *Report, e
 		mName, fName := roundNames(r)
 		rcfg := cfg
 		if r > 1 {
-			rcfg.CPUProfile, rcfg.MemProfile = "", "" // profiles: the first round's
+			rcfg.CPUProfile, rcfg.MemProfile, rcfg.MinimalCPUProfile = "", "", "" // profiles: the first round's
 		}
 		phases = append(phases,
 			phase{mName, func(ctx context.Context, e *env, _ Config) (*Phase, error) { return runMinimal(ctx, e, rcfg, mName) }},
