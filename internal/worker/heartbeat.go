@@ -21,10 +21,11 @@ type heartbeat struct {
 }
 
 func startHeartbeat(msg jetstream.Msg, interval time.Duration) *heartbeat {
-	h := &heartbeat{msg: msg, interval: interval}
+	// A consumer's AckWait under 3 ns would make it 0 and the timer spin.
+	h := &heartbeat{msg: msg, interval: max(interval, time.Millisecond)}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.t = time.AfterFunc(interval, h.beat)
+	h.t = time.AfterFunc(h.interval, h.beat)
 	return h
 }
 

@@ -31,9 +31,10 @@ type Renewer struct {
 // Lost is closed and Err says why; the holder must then stop at the next
 // step boundary, since another invocation may take the session over.
 //
-// Nothing runs before the first renewal is due: a timer starts the
-// renewing goroutine then, so a holder that finishes within one interval
-// (most invocations) costs a timer, not a goroutine and a ticker.
+// Nothing runs before the first renewal is due (or the lease's end, if
+// that comes first): a timer starts the renewing goroutine then, so a
+// holder that finishes within one interval (most invocations) costs a
+// timer, not a goroutine and a ticker.
 func KeepAlive(ctx context.Context, l Locker, lease *Lease, interval time.Duration) *Renewer {
 	if interval <= 0 {
 		interval = lease.TTL / 3
@@ -44,13 +45,18 @@ func KeepAlive(ctx context.Context, l Locker, lease *Lease, interval time.Durati
 	ctx, cancel := context.WithCancel(ctx)
 	r := &Renewer{cancel: cancel, done: make(chan struct{}), lost: make(chan struct{}), lease: *lease}
 	r.lostCtx, r.cancelLost = context.WithCancel(context.Background())
-	r.start = time.AfterFunc(interval, func() { r.run(ctx, l, interval) })
+	// The loop starts when the first renewal is due, or at the lease's end
+	// if that comes first (a slow Enter can hand over a lease with less
+	// than an interval left): from then on it reports the loss on time.
+	first := min(interval, time.Until(lease.Expires))
+	renewFirst := first == interval
+	r.start = time.AfterFunc(max(first, 0), func() { r.run(ctx, l, interval, renewFirst) })
 	return r
 }
 
-// run renews at once and then every interval, on the goroutine of the
-// start timer's function.
-func (r *Renewer) run(ctx context.Context, l Locker, interval time.Duration) {
+// run renews every interval, and at once when renewNow (the first renewal
+// is due), on the goroutine of the start timer's function.
+func (r *Renewer) run(ctx context.Context, l Locker, interval time.Duration, renewNow bool) {
 	defer close(r.done)
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -84,8 +90,8 @@ func (r *Renewer) run(ctx context.Context, l Locker, interval time.Duration) {
 		}()
 		return out
 	}
-	if ctx.Err() == nil {
-		pending = renew() // the first renewal is due now
+	if renewNow && ctx.Err() == nil {
+		pending = renew()
 	}
 	for {
 		select {

@@ -224,3 +224,32 @@ func TestAfterLost(t *testing.T) {
 		t.Fatal("a stopped AfterLost function ran")
 	}
 }
+
+// A lease handed to KeepAlive with less than one interval left (its Enter
+// was slow) is reported lost at its end, not at the first renewal
+// (review finding: the renewer that started at the first renewal reported
+// it an interval late, an hour here, while another holder could take the
+// session).
+func TestKeepAliveReportsALeaseEndingBeforeTheFirstRenewal(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx := context.Background()
+	l := &flakyLocker{Locker: session.NewMemoryLocker()}
+	k := session.Key{App: "support", UserID: "u1", SessionID: "s1"}
+	lease, err := l.Acquire(ctx, k, "a", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease.Expires = time.Now().Add(50 * time.Millisecond) // the Enter took almost all of it
+	r := session.KeepAlive(ctx, l, lease, 30*time.Minute)
+	select {
+	case <-r.Lost():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a lease that ended before the first renewal was not reported lost")
+	}
+	if err := r.Stop(); err == nil {
+		t.Fatal("Stop after the loss = nil, want why")
+	}
+	if n := l.renews.Load(); n != 0 {
+		t.Fatalf("%d renewals tried; want none before the first interval", n)
+	}
+}
