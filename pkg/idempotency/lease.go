@@ -13,6 +13,10 @@ import (
 // owner may take the key over.
 var ErrLeaseExpired = errors.New("idempotency: lease expired without renewal")
 
+// cancelMargin is how long before an unrenewed lease's end the tool is
+// cancelled: a tenth of the lease, at most 2 s.
+func cancelMargin(lease time.Duration) time.Duration { return min(lease/10, 2*time.Second) }
+
 // renewer renews one claim's lease while the tool runs.
 type renewer struct {
 	once  sync.Once
@@ -39,7 +43,7 @@ func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel 
 	// another owner may claim the key, and both would run the effect. The
 	// margin (a tenth of the lease, at most 2 s) covers the store's clock
 	// running ahead and the tool's reaction time.
-	margin := min(o.Lease/10, 2*time.Second)
+	margin := cancelMargin(o.Lease)
 	cancelAt := func() time.Duration { return time.Until(leaseUntil) - margin }
 	first := min(o.RenewInterval, cancelAt())
 	renewFirst := first == o.RenewInterval // else the cancel is due first

@@ -39,7 +39,10 @@ type Options struct {
 	// Lease is how long a claim holds without renewal; default DefaultLease.
 	Lease time.Duration
 	// RenewInterval is how often the lease is renewed while the tool runs;
-	// default Lease/3. Must be < Lease.
+	// default Lease/3. Must be shorter than the lease less the cancel
+	// margin (a tenth of the lease, at most 2 s: a tool is cancelled that
+	// long before an unrenewed lease ends), or no renewal could come
+	// before the cancel.
 	RenewInterval time.Duration
 	// Retention is how long completed results are kept; default
 	// DefaultRetention. Validate checks it against DLQMaxAge.
@@ -115,8 +118,8 @@ func (o Options) Validate() error {
 	if o.Lease <= 0 {
 		errs = append(errs, fmt.Errorf("lease %s must be > 0", o.Lease))
 	}
-	if o.RenewInterval <= 0 || o.RenewInterval >= o.Lease {
-		errs = append(errs, fmt.Errorf("renew interval %s must be > 0 and < lease %s", o.RenewInterval, o.Lease))
+	if limit := o.Lease - cancelMargin(o.Lease); o.RenewInterval <= 0 || o.RenewInterval >= limit {
+		errs = append(errs, fmt.Errorf("renew interval %s must be > 0 and < %s (lease %s less the %s cancel margin): a longer one renews after the tool was cancelled", o.RenewInterval, limit, o.Lease, cancelMargin(o.Lease)))
 	}
 	if err := ValidateRetention(o.Retention, o.DLQMaxAge); err != nil {
 		errs = append(errs, err)

@@ -237,6 +237,9 @@ func TestOptions(t *testing.T) {
 	bad := []idempotency.Options{
 		{Agent: "a:b"},
 		{Lease: time.Second, RenewInterval: 2 * time.Second},
+		// Renewals due after the cancel (a second less the 100 ms margin):
+		// a tool longer than 900 ms would be cancelled unrenewed.
+		{Lease: time.Second, RenewInterval: 950 * time.Millisecond},
 		{Retention: idempotency.DefaultDLQMaxAge},
 		{WaitTimeout: time.Hour},
 		{KeyFields: []string{""}},
