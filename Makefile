@@ -28,7 +28,7 @@ bench: ## Load benchmark (SIMULATED provider) vs bare JetStream and a minimal co
 	$(GO) run ./cmd/loadgen --processes --latency 200ms --inflight 4000 --out bench-inflight-process.json
 	$(MAKE) bench-go
 
-bench-go: ## Go benchmarks only (idempotency claim vs SET NX, replay vs bare publish, session appends)
+bench-go: ## Go benchmarks only (idempotency claim vs SET NX, replay vs bare publish, session appends, an invocation's Redis CPU)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 300x $(PKGS)
 
 chaos: ## Chaos soak: 3 worker processes, 40% model + 10% tool faults, SIGKILLs, Redis and NATS restarts, DLQ replay, invariant check
