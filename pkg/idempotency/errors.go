@@ -39,6 +39,14 @@ var ErrNoInvocationID = errors.New("idempotency: no invocation id in the tool co
 // errors (tool.ErrInvalidArguments) count as not applied.
 var ErrNotApplied = errors.New("idempotency: the effect was not applied")
 
+// ErrResultTooLarge is returned (wrapped) by a store's Complete when the
+// record with this result is larger than the backend can ever hold (NATS
+// KV: the server's max_payload, 1 MiB by default). It is not a
+// *StoreError: retrying cannot help. The wrapper then stores a small
+// "result_not_recorded" error map instead, so the key is completed and no
+// retry, redelivery or replay runs the effect again.
+var ErrResultTooLarge = errors.New("idempotency: result too large for the store")
+
 // ErrMissingKeyField is matched (errors.Is) by every *KeyFieldError.
 var ErrMissingKeyField = errors.New("idempotency: missing key field")
 

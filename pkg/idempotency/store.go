@@ -135,7 +135,8 @@ type Store interface {
 	// Fenced: ErrNotOwner if another owner holds the key, ErrLeaseLost if
 	// the record is gone. Completing twice with the same owner is a no-op.
 	// An owner whose lease expired but was not taken over may still
-	// complete.
+	// complete. A record the backend can never hold (too large) is an
+	// error matching ErrResultTooLarge, with nothing written.
 	Complete(ctx context.Context, t Ticket, result json.RawMessage, retention time.Duration) error
 	// Release deletes t's in-progress claim so the next claim runs the tool.
 	// Fenced like Complete; a completed record is never released

@@ -1,16 +1,17 @@
 package idempotency
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/rs/zerolog"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+	"github.com/rs/zerolog"
 
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/agent/tool"
@@ -222,14 +223,24 @@ func (c *call) run(ctx context.Context, args map[string]any, leaseUntil time.Tim
 	if encErr != nil {
 		// The effect happened; never run it again. Record that the result
 		// could not be stored and report the encoding error.
-		raw, _ = json.Marshal(tool.Error("result_not_recorded", false, "the tool ran but its result could not be recorded"))
-		c.complete(raw)
+		c.complete(resultNotRecorded)
 		return nil, fmt.Errorf("idempotency: tool %s: encode result: %w", c.tool, encErr)
 	}
 	c.complete(raw)
-	// Every caller, first or replayed, sees the same JSON-shaped result.
+	// Every caller, first or replayed, sees the same JSON-shaped result
+	// (but for a result too large for the store: the first caller gets it,
+	// a replay gets resultNotRecorded, see complete).
 	return decodeResult(raw)
 }
+
+// resultNotRecorded is stored for a call whose tool succeeded but whose
+// result cannot be stored: it does not encode as JSON, or the store cannot
+// hold it (ErrResultTooLarge). The effect happened, so a replay answers
+// this instead of running the tool again.
+var resultNotRecorded = func() json.RawMessage {
+	raw, _ := json.Marshal(tool.Error("result_not_recorded", false, "the tool ran but its result could not be recorded"))
+	return raw
+}()
 
 // outcomeUnknown is stored for a call whose tool returned an error that
 // does not say the effect was not applied, or panicked (ErrNotApplied).
@@ -259,6 +270,15 @@ func (c *call) complete(raw json.RawMessage) {
 			return
 		}
 		o.Metrics.storeError(c.agent, c.tool, "complete")
+		if errors.Is(err, ErrResultTooLarge) && !bytes.Equal(raw, resultNotRecorded) {
+			// No retry can store it, and a claim left in progress would
+			// be taken over when its lease ends and the effect run again:
+			// complete the key with the small record instead.
+			c.log.Error().Err(err).Str("key", c.ticket.Key).Int("result_bytes", len(raw)).
+				Msg("idempotency: the tool ran but its result is too large for the store; recording result_not_recorded instead")
+			raw = resultNotRecorded
+			continue
+		}
 		d := b.NextBackOff()
 		if !errors.Is(err, ErrStoreUnavailable) || time.Now().Add(d).After(deadline) {
 			c.log.Error().Err(err).Str("key", c.ticket.Key).

@@ -77,6 +77,7 @@ func Run(t *testing.T, f Factory) {
 	t.Run("WrapperRenewsLongTool", func(t *testing.T) { testWrapperRenews(t, f) })
 	t.Run("WrapperReleasesRetryableAndNotApplied", func(t *testing.T) { testWrapperRelease(t, f) })
 	t.Run("WrapperStoresAnUnknownOutcome", func(t *testing.T) { testWrapperUnknownOutcome(t, f) })
+	t.Run("WrapperCompletesAResultTooLargeForTheStore", func(t *testing.T) { testWrapperResultTooLarge(t, f) })
 	t.Run("WrapperWaitsThenInProgressError", func(t *testing.T) { testWrapperInProgress(t, f) })
 	t.Run("KeyFieldsAndKeyInContext", func(t *testing.T) { testKeyFields(t, f) })
 	t.Run("Effects", func(t *testing.T) { testEffects(t, f) })
@@ -841,5 +842,40 @@ func testWrapperUnknownOutcome(t *testing.T, f Factory) {
 				t.Fatalf("Effects = %+v, %v; want one completed record", recs, err)
 			}
 		})
+	}
+}
+
+// testWrapperResultTooLarge: a tool that did its effect and returned a
+// result larger than the backend can hold in one record (NATS KV's 1 MiB
+// max_payload) must still complete its key: a claim left in progress would
+// be taken over when its lease ends and the effect run again. A store that
+// holds the result replays it; one that cannot answers result_not_recorded.
+// The lease is short so that a key left in progress would be reclaimed
+// within the second call's wait.
+func testWrapperResultTooLarge(t *testing.T, f Factory) {
+	s := f.New(t, 0).Store
+	inv := newID("inv")
+	big := strings.Repeat("x", 1100*1024)
+	var effects atomic.Int64
+	tl := newTool("make_report", func(ctx context.Context, args map[string]any) (map[string]any, error) {
+		effects.Add(1)
+		return tool.OK(map[string]any{"document": big}), nil
+	})
+	w := idempotency.Wrap(tl, s, wrapOpts(idempotency.Options{Lease: 300 * time.Millisecond, StoreTimeout: time.Second, WaitTimeout: 3 * time.Second}))
+	args := map[string]any{"title": "monthly"}
+	res, err := w.Run(ctxFor(t, inv), args)
+	if err != nil || res["document"] != big {
+		t.Fatalf("the first call = %d-key map, %v; want the tool's result", len(res), err)
+	}
+	res, err = w.Run(ctxFor(t, inv), args)
+	if n := effects.Load(); n != 1 {
+		t.Fatalf("the effect ran %d times for one call, want once (second call: %v)", n, err)
+	}
+	if err != nil || (res["document"] != big && res["reason"] != "result_not_recorded") {
+		t.Fatalf("the second call = %v, %v; want the stored result or the result_not_recorded error map", res["reason"], err)
+	}
+	recs, err := s.Effects(context.Background(), inv)
+	if err != nil || len(recs) != 1 || recs[0].State != idempotency.StateCompleted {
+		t.Fatalf("Effects = %d record(s), %v; want one completed record", len(recs), err)
 	}
 }

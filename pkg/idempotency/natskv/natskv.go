@@ -28,6 +28,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentfleet/agentfleet/internal/kvbucket"
@@ -339,6 +340,11 @@ func (s *Store) fenced(ctx context.Context, op string, t idempotency.Ticket, fn 
 		}
 		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			continue
+		}
+		if errors.Is(err, nats.ErrMaxPayload) {
+			// Larger than the server takes in one message: no retry can
+			// write it (not a *StoreError).
+			return fmt.Errorf("%w: natskv %s %s: %w", idempotency.ErrResultTooLarge, op, t.Key, err)
 		}
 		if err != nil {
 			return storeErr(op, err)
