@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"slices"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -447,11 +448,18 @@ func (inv *invocation) steps(ctx context.Context, yield func(*session.Event, err
 			}
 			return nil
 		}
+		// A tool of an earlier run ended the invocation (its response
+		// event holds the end action): that run stopped after the step,
+		// so this one runs at most the step's calls still without a
+		// response, and calls no model.
+		endedBefore := slices.ContainsFunc(prior, func(e *session.Event) bool { return e.Actions.EndInvocation })
 		if pending := pendingCalls(prior); len(pending) > 0 {
 			ended, err := inv.runTools(ctx, pending, yield)
-			if err != nil || ended {
+			if err != nil || ended || endedBefore {
 				return err
 			}
+		} else if endedBefore {
+			return nil
 		}
 	}
 	for {
