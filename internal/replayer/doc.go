@@ -24,13 +24,14 @@
 // Replay semantics. A replay republishes the entry's original request to
 // agent.requests.<agent> with the same invocation id and the headers
 // Agent-Resume: true, Agent-Replay-Count: n (the entry's replay count + 1),
-// Agent-First-Failed-At and Nats-Msg-Id: replay-<invocation_id>-<n>. The
-// DLQ entry is deleted only after the PubAck, so a replayer that dies
+// Agent-First-Failed-At and Nats-Msg-Id: replay:<invocation_id>:<n> (a
+// ':' no invocation id has, so no producer's request shares it). The DLQ
+// entry is deleted only after the PubAck, so a replayer that dies
 // between the two leaves the entry in place; the next run publishes the same
 // message id again and the server drops it as a duplicate (within the
 // requests' duplicate window; after it the worker's invocation record
 // recognises the replay count). Two replayers running at once coordinate the
-// same way: the second publish of replay-<id>-<n> comes back as a duplicate
+// same way: the second publish of replay:<id>:<n> comes back as a duplicate
 // and is counted as "already replayed", never as a second replay. Handled
 // entries leave the DLQ in batches where the plan holds every entry of
 // their subject (one filtered purge below a sequence instead of one delete

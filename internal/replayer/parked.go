@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -73,16 +74,28 @@ func (p *Parked) Ensure(ctx context.Context) error {
 // Subject returns <prefix>.<class>.<agent>.
 func (p *Parked) Subject(class, agent string) string { return p.cfg.Prefix + "." + class + "." + agent }
 
-// ParkedMsgID is the parked copy's Nats-Msg-Id: parked-<invocation_id>-<n>
-// (n the entry's replay count), so parking again after a crash between the
-// publish and the delete stores nothing twice.
-func ParkedMsgID(invocationID string, n int) string {
-	return "parked-" + invocationID + "-" + strconv.Itoa(n)
+// ParkedMsgID is the parked copy's Nats-Msg-Id: the entry's DLQ message id
+// (dlq.EntryMsgID) with "parked" for "dlq", parked-<invocation_id>-<n> (n
+// the entry's replay count) or, for a derived invocation id,
+// parked-seq:<sequence>-<n>; so parking again after a crash between the
+// publish and the delete stores nothing twice, and the parked copies of two
+// entries never share an id, as their DLQ ids do not.
+func ParkedMsgID(e *dlq.Entry) string {
+	return "parked" + strings.TrimPrefix(dlq.EntryMsgID(e), "dlq")
+}
+
+// parkedRawMsgID is the Nats-Msg-Id of the parked copy of an undecodable
+// entry: parked-dlq:<its DLQ sequence>, which no ParkedMsgID takes (no
+// invocation id holds ':'; the earlier parked-seq-<n> was ParkedMsgID's for
+// an invocation named "seq" at replay n).
+func parkedRawMsgID(dlqSeq uint64) string {
+	return "parked-dlq:" + strconv.FormatUint(dlqSeq, 10)
 }
 
 // Park copies it to the parked stream, recording the entry's own failure in
-// its History. The caller deletes
-// the DLQ entry after Park returned.
+// its History (a copy too large for the max payload keeps a shorter prefix
+// of the request, see dlq.Entry.EncodeToFit). The caller deletes the DLQ
+// entry after Park returned.
 func (p *Parked) Park(ctx context.Context, it *dlq.Item, reason string, now time.Time) error {
 	msg := &nats.Msg{Header: nats.Header{}}
 	for k, v := range it.Header {
@@ -98,23 +111,43 @@ func (p *Parked) Park(ctx context.Context, it *dlq.Item, reason string, now time
 			Class: e.Class, Reason: e.Reason, FailedAt: e.FailedAt, ReplayCount: e.ReplayCount,
 			DeliveryCount: e.DeliveryCount, Worker: e.Worker,
 		})
-		data, err := e.Encode()
+		id = ParkedMsgID(&e)
+		// The copy is larger than the entry (a History item, the parked
+		// headers): cut its request further when it would not fit what
+		// the headers leave of the max payload, as the Publisher cut it.
+		data, err := e.EncodeToFit(int(p.js.Conn().MaxPayload()) - headerBytes(msg.Header) - parkHeaderRoom - len(id) - len(p.cfg.Stream))
 		if err != nil {
 			return fmt.Errorf("park seq %d: encode: %w", it.Seq, err)
 		}
 		msg.Subject, msg.Data = p.Subject(e.Class, e.Agent), data
-		id = ParkedMsgID(e.InvocationID, e.ReplayCount)
 	} else {
 		// An undecodable entry is parked as it is, under its subject's tokens.
 		class, agent := subjectTokens(it.Subject)
 		msg.Subject, msg.Data = p.Subject(class, agent), it.Data
-		id = "parked-seq-" + strconv.FormatUint(it.Seq, 10)
+		id = parkedRawMsgID(it.Seq)
 	}
 	msg.Header.Del(dlq.HeaderMsgID)
 	if _, err := p.js.PublishMsg(ctx, msg, jetstream.WithMsgID(id), jetstream.WithExpectStream(p.cfg.Stream)); err != nil {
 		return fmt.Errorf("park seq %d: %w", it.Seq, err)
 	}
 	return nil
+}
+
+// parkHeaderRoom is what Park keeps of the max payload, beyond the copied
+// headers and the two ids, for the header block's framing and the
+// Nats-Msg-Id and Nats-Expected-Stream names the client adds.
+const parkHeaderRoom = 256
+
+// headerBytes is the size of h as the client writes it ("Key: value\r\n"
+// per value).
+func headerBytes(h nats.Header) int {
+	n := 0
+	for k, vs := range h {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4
+		}
+	}
+	return n
 }
 
 // Count returns the number of parked entries (0 when the stream does not

@@ -33,7 +33,7 @@ func TestReplayParked(t *testing.T) {
 		t.Fatalf("summary %v, want 2 replayed, none parked again\n%s", s, out.stdout)
 	}
 	// Read the requests before a worker consumes them.
-	if pub := x.requestMsgIDs(); pub["replay-tired-0-4"] != 1 || pub["replay-tired-1-4"] != 1 {
+	if pub := x.requestMsgIDs(); pub["replay:tired-0:4"] != 1 || pub["replay:tired-1:4"] != 1 {
 		t.Fatalf("published %v, want the fourth replay of each", pub)
 	}
 	x.startWorker("w-fixed", simModel(t, ""))

@@ -14,10 +14,15 @@ import (
 )
 
 // ReplayMsgID is the Nats-Msg-Id of the n-th replay of an invocation:
-// replay-<invocation_id>-<n>. A second publish of it within the requests'
-// duplicate window is dropped by the server.
+// replay:<invocation_id>:<n>. A second publish of it within the requests'
+// duplicate window is dropped by the server. A producer's request carries
+// its invocation id as its Nats-Msg-Id in the same stream, and invocation
+// ids cannot contain ':' ([A-Za-z0-9_-]), so no request of a producer can
+// take a replay's id (the earlier replay-<id>-<n> could: a request with the
+// id replay-x-1 made x's replay a "duplicate", and its DLQ entry was
+// deleted without a replay).
 func ReplayMsgID(invocationID string, n int) string {
-	return "replay-" + invocationID + "-" + strconv.Itoa(n)
+	return "replay:" + invocationID + ":" + strconv.Itoa(n)
 }
 
 // ReplayMsg returns the request message that replays e: its original

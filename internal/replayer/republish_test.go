@@ -28,7 +28,7 @@ func TestReplayMsg(t *testing.T) {
 				t.Fatalf("subject %q data %q", m.Subject, m.Data)
 			}
 			for h, want := range map[string]string{
-				envelope.HeaderMsgID: "replay-inv-7-3", envelope.HeaderResume: "true", envelope.HeaderReplayCount: "3",
+				envelope.HeaderMsgID: "replay:inv-7:3", envelope.HeaderResume: "true", envelope.HeaderReplayCount: "3",
 				envelope.HeaderFreshBudget: c.fresh, "Agent-First-Failed-At": first.Format(time.RFC3339Nano),
 			} {
 				if got := m.Header.Get(h); got != want {

@@ -55,7 +55,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 
 	out := x.run(ctx, nil, "replay", "--dry-run").must(t, ExitOK, "dry run")
 	for _, id := range ids {
-		contains(t, out.stdout, "replay-"+id+"-1")
+		contains(t, out.stdout, "replay:"+id+":1")
 	}
 	contains(t, out.stdout, "loop-0", "skip", "CALL_BUDGET entries need a person", "park", "old-0", "already replayed 3 times", "bad",
 		"would replay 5, park 1, skip 2; 2 bad entries; nothing was changed")
@@ -107,7 +107,7 @@ func TestNonReplayableClassesRefused(t *testing.T) {
 		t.Fatalf("forced summary %v", s)
 	}
 	ids := x.requestMsgIDs()
-	for _, id := range []string{"replay-loop-0-1", "replay-loop-2-1", "replay-srv-1-1"} {
+	for _, id := range []string{"replay:loop-0:1", "replay:loop-2:1", "replay:srv-1:1"} {
 		if ids[id] != 1 {
 			t.Fatalf("%s published %d times: %v", id, ids[id], ids)
 		}
@@ -126,7 +126,7 @@ func TestParkingAfterReplayLimit(t *testing.T) {
 	if s := parseSummaryTotal(t, out.stdout); s["PARKED"] != 2 || s["REPLAYED"] != 1 {
 		t.Fatalf("summary %v\n%s", s, out.stdout)
 	}
-	if ids := x.requestMsgIDs(); len(ids) != 1 || ids["replay-fresh-0-3"] != 1 {
+	if ids := x.requestMsgIDs(); len(ids) != 1 || ids["replay:fresh-0:3"] != 1 {
 		t.Fatalf("published %v", ids)
 	}
 	if left := x.dlqIDs(); len(left) != 0 {

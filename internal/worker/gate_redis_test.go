@@ -105,7 +105,7 @@ func TestWorkerOnTheRedisGate(t *testing.T) {
 		t.Fatalf("inv-g2: %+v", res)
 	}
 	lockFree("after a dead letter")
-	e.publishRaw(e.sc.RequestSubject("support"), mustJSON(t, request("inv-g2", "s1", "hi")), "replay-inv-g2-1",
+	e.publishRaw(e.sc.RequestSubject("support"), mustJSON(t, request("inv-g2", "s1", "hi")), "replay:inv-g2:1",
 		map[string]string{envelope.HeaderReplayCount: "1", envelope.HeaderResume: "true"})
 	if res := e.await("inv-g2"); res.Status != envelope.StatusCompleted || res.Content != "replay done" {
 		t.Fatalf("inv-g2 replay: %+v", res)

@@ -49,7 +49,7 @@ func TestReplayResultRepublishedAfterAFailedPublish(t *testing.T) {
 		t.Fatalf("first run: %+v", res)
 	}
 	fj.armed.Store(true)
-	e.publishRaw(e.sc.RequestSubject("support"), mustJSON(t, request("inv-rp", "s1", "loop")), "replay-inv-rp-1",
+	e.publishRaw(e.sc.RequestSubject("support"), mustJSON(t, request("inv-rp", "s1", "loop")), "replay:inv-rp:1",
 		map[string]string{envelope.HeaderReplayCount: "1", envelope.HeaderResume: "true", envelope.HeaderFreshBudget: "true"})
 	if res := e.await("inv-rp"); res.Status != envelope.StatusCompleted || res.Content != "fixed" {
 		t.Fatalf("after the failed publish: %+v", res)

@@ -22,6 +22,28 @@ func MsgID(invocationID string, n int) string {
 	return "dlq-" + invocationID + "-" + strconv.Itoa(n)
 }
 
+// EntryMsgID returns the Nats-Msg-Id the Publisher gives e: MsgID(e's
+// invocation id, e's replay count), or, for an entry whose invocation id was
+// derived from its request's stream sequence (IsDerived),
+// dlq-seq:<sequence>-<n>. A producer may name an invocation seq-5 as well,
+// and ':' is in no invocation id, so the dead letter of the undecodable
+// request at sequence 5 and that invocation's never share a message id
+// (with MsgID alone they did, and the second was dropped as a duplicate).
+func EntryMsgID(e *Entry) string {
+	if IsDerived(e) {
+		return "dlq-seq:" + strconv.FormatUint(e.SourceSeq, 10) + "-" + strconv.Itoa(e.ReplayCount)
+	}
+	return MsgID(e.InvocationID, e.ReplayCount)
+}
+
+// IsDerived reports whether e's invocation id is the one
+// DerivedInvocationID gives its request's stream sequence. An invocation a
+// producer named seq-<n> whose request was stored at sequence n counts too:
+// the sequence is still one request's.
+func IsDerived(e *Entry) bool {
+	return e.SourceSeq != 0 && e.InvocationID == DerivedInvocationID(e.SourceSeq)
+}
+
 // DerivedInvocationID returns the invocation id given to a request that has
 // no valid one (BAD_INPUT): "seq-<n>" with n the request's stream sequence
 // in AGENT_REQUESTS. Stream sequences are never reused within a stream, and

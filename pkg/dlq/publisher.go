@@ -2,9 +2,6 @@ package dlq
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -33,8 +30,8 @@ func NewPublisher(js jetstream.JetStream, cfg Config) *Publisher {
 }
 
 // Publish writes e to <Prefix>.<class>.<agent> and waits for the PubAck. A
-// duplicate (the same dlq-<invocation_id>-<replay_count> within the stream's
-// duplicate window) is not an error: the returned PubAck has Duplicate set
+// duplicate (the same EntryMsgID, dlq-<invocation_id>-<replay_count>, within
+// the stream's duplicate window) is not an error: the returned PubAck has Duplicate set
 // and the stored entry is the first one.
 //
 // Publish completes e in place before it encodes it: V; FailedAt (now when
@@ -50,7 +47,7 @@ func (p *Publisher) Publish(ctx context.Context, e *Entry) (*jetstream.PubAck, e
 	if err := p.normalise(e); err != nil {
 		return nil, err
 	}
-	data, err := p.encodeToFit(e)
+	data, err := e.EncodeToFit(int(p.js.Conn().MaxPayload()) - headerReserve)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +62,7 @@ func (p *Publisher) Publish(ctx context.Context, e *Entry) (*jetstream.PubAck, e
 	msg.Header.Set(HeaderReplayCount, strconv.Itoa(e.ReplayCount))
 	msg.Header.Set(HeaderEntryVersion, strconv.Itoa(e.V))
 	ack, err := p.js.PublishMsg(ctx, msg,
-		jetstream.WithMsgID(MsgID(e.InvocationID, e.ReplayCount)),
+		jetstream.WithMsgID(EntryMsgID(e)),
 		jetstream.WithExpectStream(p.cfg.Stream))
 	if err != nil {
 		return nil, fmt.Errorf("dlq: publish %s (%s): %w", e.InvocationID, e.Class, err)
@@ -102,36 +99,4 @@ func (p *Publisher) normalise(e *Entry) error {
 		e.RequestSize = len(e.OriginalRequest())
 	}
 	return e.check()
-}
-
-// encodeToFit encodes e; when that exceeds the connection's max payload it
-// keeps only a prefix of the request (RequestTruncated).
-func (p *Publisher) encodeToFit(e *Entry) ([]byte, error) {
-	data, err := e.Encode()
-	if err != nil {
-		return nil, fmt.Errorf("dlq: encode entry: %w", err)
-	}
-	limit := int(p.js.Conn().MaxPayload()) - headerReserve
-	if limit <= 0 || len(data) <= limit {
-		return data, nil
-	}
-	orig := e.OriginalRequest()
-	sum := sha256.Sum256(orig)
-	e.Request, e.RequestRaw = nil, nil
-	e.RequestTruncated, e.RequestSHA256 = true, hex.EncodeToString(sum[:])
-	base, err := e.Encode()
-	if err != nil {
-		return nil, fmt.Errorf("dlq: encode entry: %w", err)
-	}
-	// base64 turns 3 bytes into 4; keep a margin for the field name.
-	room := (limit-len(base)-64)/4*3 - 3
-	if room <= 0 {
-		return nil, errors.New("dlq: entry does not fit the max payload even without its request")
-	}
-	e.RequestRaw = orig[:min(room, len(orig))]
-	data, err = e.Encode()
-	if err != nil {
-		return nil, fmt.Errorf("dlq: encode entry: %w", err)
-	}
-	return data, nil
 }

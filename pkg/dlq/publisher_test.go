@@ -96,7 +96,7 @@ func TestPublishNormalisesBadInput(t *testing.T) {
 		t.Errorf("subject %q", it.Subject)
 	}
 	for h, want := range map[string]string{
-		dlq.HeaderMsgID: "dlq-seq-42-0", dlq.HeaderClass: "BAD_INPUT", dlq.HeaderAgent: "unknown",
+		dlq.HeaderMsgID: "dlq-seq:42-0", dlq.HeaderClass: "BAD_INPUT", dlq.HeaderAgent: "unknown",
 		dlq.HeaderInvocationID: "seq-42", dlq.HeaderReplayCount: "0", dlq.HeaderEntryVersion: "1",
 	} {
 		if got := it.Header.Get(h); got != want {
