@@ -258,9 +258,11 @@ func (g *Gate) Finish(ctx context.Context, rec *session.Invocation, key session.
 
 // finishEventsScript is finishScript for the invocation's last events,
 // fenced by the lock. Unless ARGV[8] holds the lock it writes nothing: it
-// answers as luaTransition for a completed record (so a resent script
-// reads like Finish's), else {-1, the current owner, or an empty string
-// for none}. Over a completed record it stores no events, answers as
+// answers as luaTransition for a completed record, and as the first run
+// did for a record this call stored (its status, and updated_at this
+// call's now, which only its own write can have: the script sent again
+// after a lost reply), so a resent script reads like Finish's; else {-1,
+// the current owner, or an empty string for none}. Over a completed record it stores no events, answers as
 // luaTransition and releases the lock. Else it appends the events as
 // Service.AppendEvents would (in calls of at most 1000 values: Lua's
 // unpack stops at 8000), then created_at and the TTLs, stores the record
@@ -280,6 +282,11 @@ local rec = redis.call('HMGET', KEYS[1], 'status', 'created_at', 'attempts', 'up
 local completed = rec[1] == 'completed'
 if cur ~= ARGV[8] then
   if completed then return {0, redis.call('HGETALL', KEYS[1])} end
+  if rec[1] == ARGV[2] and rec[4] == ARGV[6] then
+    -- this call's own record (updated_at is its now), sent again after a
+    -- lost reply: the first run wrote everything; answer as it did
+    return {1, {rec[2], rec[3]}}
+  end
   return {-1, cur or ''}
 end
 if completed then
