@@ -25,12 +25,15 @@ func TestKeepAliveOnRedis(t *testing.T) {
 	ctx := context.Background()
 	k := session.Key{App: "support", UserID: "u1", SessionID: "s1"}
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	lease, err := l.Acquire(ctx, k, "worker-1/delivery-1", time.Second)
+	// A 2 s lease renewed every 100 ms, watched for two lease periods: a
+	// 1 s lease failed once on a machine loaded by several test suites and
+	// a chaos soak at once, where no renewal answered within the lease.
+	lease, err := l.Acquire(ctx, k, "worker-1/delivery-1", 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := session.KeepAlive(ctx, l, lease, 100*time.Millisecond)
-	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+	for end := time.Now().Add(4 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 		if _, err := l.Acquire(ctx, k, "worker-2/delivery-1", time.Second); !errors.Is(err, session.ErrLocked) {
 			t.Fatalf("second worker Acquire = %v, want ErrLocked", err)
 		}
