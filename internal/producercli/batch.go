@@ -166,6 +166,8 @@ func runLine(ctx context.Context, c *client.Client, l Line, limiter *rate.Limite
 		switch {
 		case ctx.Err() != nil:
 			r.Outcome = OutcomeCanceled
+		case asInvalid(err):
+			r.Outcome = OutcomeInvalid // refused before it was sent (its size with its headers)
 		case errors.Is(err, context.DeadlineExceeded):
 			r.Outcome = OutcomeTimeout
 		default:

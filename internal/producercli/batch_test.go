@@ -270,3 +270,35 @@ func equal(a, b map[producercli.Outcome]int) bool {
 	}
 	return true
 }
+
+// A batch line whose request is within the body limit but too large for the
+// server with its headers is "invalid" (Send refuses it before the publish),
+// not an "error" that made the whole batch exit 1 as if NATS were down.
+func TestRunBatchLineTooLargeWithItsHeadersIsInvalid(t *testing.T) {
+	tg := streamstest.Embedded(t) // no worker: the line never gets that far
+	c, _ := client.New(tg.JS, tg.NC, producercli.ClientConfig(tg.Cfg))
+	line := func(n int) string {
+		return `{"invocation_id":"big-1","agent":"support","user_id":"u1","session_id":"s1","text":"` + strings.Repeat("x", n) + `"}` + "\n"
+	}
+	// A request 16 bytes under the body limit (the encoded request, which
+	// is not the line's own JSON).
+	small, err := producercli.ParseBatch(strings.NewReader(line(1)))
+	if err != nil || len(small) != 1 || small[0].Err != nil {
+		t.Fatalf("test setup: ParseBatch = %+v, %v", small, err)
+	}
+	base, err := small[0].Request.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := producercli.ParseBatch(strings.NewReader(line(1 + int(tg.NC.MaxPayload()) - 16 - len(base))))
+	if err != nil || len(lines) != 1 || lines[0].Err != nil {
+		t.Fatalf("test setup: ParseBatch = %+v, %v; want one valid line", lines, err)
+	}
+	res, err := producercli.RunBatch(context.Background(), c, lines, producercli.BatchOptions{Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Outcome != producercli.OutcomeInvalid {
+		t.Fatalf("outcome %v (%v), want invalid", res[0].Outcome, res[0].Err)
+	}
+}

@@ -41,8 +41,10 @@ func (c *Client) Submit(ctx context.Context, req *envelope.Request) (string, err
 // Send publishes req to <RequestPrefix>.<agent> with Nats-Msg-Id = the
 // invocation id and waits for the PubAck. It sets req.InvocationID to a new
 // id when it is empty and req.V when it is zero, then validates req like the
-// worker does (an *envelope.InvalidError when it fails) and checks its size.
-// A duplicate PubAck is reported in the Receipt, not as an error.
+// worker does (an *envelope.InvalidError when it fails) and checks its size:
+// at most Config.MaxRequestSize, and with its headers at most the server's
+// max_payload (an *envelope.InvalidError too). A duplicate PubAck is
+// reported in the Receipt, not as an error.
 func (c *Client) Send(ctx context.Context, req *envelope.Request) (*Receipt, error) {
 	if req == nil {
 		return nil, fmt.Errorf("client: submit: %w", &envelope.InvalidError{Reason: "nil request"})
@@ -64,6 +66,11 @@ func (c *Client) Send(ctx context.Context, req *envelope.Request) (*Receipt, err
 		return nil, fmt.Errorf("client: submit %s: %w", req.InvocationID,
 			&envelope.InvalidError{Reason: fmt.Sprintf("request is %d bytes, limit %d", len(data), c.cfg.MaxRequestSize)})
 	}
+	// The server's max_payload counts the headers this publish adds, too.
+	if limit, n := c.js.Conn().MaxPayload(), len(data)+publishHeaderBytes(req.InvocationID, c.cfg.RequestsStream); limit > 0 && int64(n) > limit {
+		return nil, fmt.Errorf("client: submit %s: %w", req.InvocationID,
+			&envelope.InvalidError{Reason: fmt.Sprintf("request is %d bytes with its headers, the server takes %d", n, limit)})
+	}
 	msg := &nats.Msg{Subject: envelope.RequestSubject(c.cfg.RequestPrefix, req.Agent), Data: data}
 	ack, err := c.js.PublishMsg(ctx, msg,
 		jetstream.WithMsgID(req.InvocationID),
@@ -82,4 +89,14 @@ func (c *Client) SubmitAndAwait(ctx context.Context, req *envelope.Request) (*en
 		return nil, err
 	}
 	return c.Await(ctx, id)
+}
+
+// publishHeaderBytes is the size of the header block Send's publish
+// carries, as the NATS client writes it ("NATS/1.0\r\n", a "Key: value\r\n"
+// line per header, a blank line): the server's max_payload counts it.
+func publishHeaderBytes(invocationID, stream string) int {
+	return len("NATS/1.0\r\n") +
+		len(jetstream.MsgIDHeader+": \r\n") + len(invocationID) +
+		len(jetstream.ExpectedStreamHeader+": \r\n") + len(stream) +
+		len("\r\n")
 }
