@@ -52,12 +52,74 @@ func TestHeartbeatsFollowTheConsumersAckWait(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := w.cfg.heartbeat(); got != tc.wantHeartbeat {
+			if got := w.heartbeatInterval(); got != tc.wantHeartbeat {
 				t.Errorf("heartbeat every %v, want %v", got, tc.wantHeartbeat)
 			}
 			if warned := logs.Count("heartbeats follow the consumer's") == 1; warned != tc.wantWarning {
 				t.Errorf("warned %v, want %v:\n%s", warned, tc.wantWarning, logs.String())
 			}
 		})
+	}
+}
+
+// The consumer's AckWait changed after the worker started (another
+// process's streams.Ensure, a fleet part-way through a change of
+// ack_wait): Run reads it again every ConsumerCheckInterval and the
+// heartbeats follow it down, and back up to the worker's own. (New read it
+// once: a worker started at 60s went on heartbeating every 20s against a
+// consumer lowered to 6s, and its running invocations were redelivered.)
+func TestHeartbeatsFollowAConsumerAckWaitChangedWhileRunning(t *testing.T) {
+	js, _, _ := natstest.JetStream(t)
+	sc := streamstest.UniqueConfig()
+	sc.WorkerAckWait = 60 * time.Second
+	ctx := context.Background()
+	if _, err := streams.Ensure(ctx, js, sc); err != nil {
+		t.Fatal(err)
+	}
+	logs := logtest.New()
+	ag := &agent.Agent{Name: "support", Model: agenttest.NewScriptedModel()}
+	w, err := New(ctx, Config{Name: "w1", AckWait: 60 * time.Second, FetchWait: 20 * time.Millisecond, ConsumerCheckInterval: 10 * time.Millisecond}, Deps{
+		JS: js, Streams: sc,
+		Agents:      map[string]*agent.Runner{ag.Name: {Agent: ag, Sessions: session.NewMemory()}},
+		Locker:      session.NewMemoryLocker(),
+		Invocations: session.NewMemoryInvocations(time.Hour),
+		DLQ:         dlq.NewPublisher(js, dlq.Config{Stream: sc.DLQStream, Prefix: sc.DLQPrefix}),
+		Logger:      zerolog.New(logs),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(runCtx) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	waitFor := func(want time.Duration) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for w.heartbeatInterval() != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("heartbeat every %v, want %v:\n%s", w.heartbeatInterval(), want, logs.String())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	waitFor(20 * time.Second)
+	sc.WorkerAckWait = 6 * time.Second // another process's Ensure
+	if _, err := streams.Ensure(ctx, js, sc); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(2 * time.Second)
+	sc.WorkerAckWait = 90 * time.Second // raised past the worker's own
+	if _, err := streams.Ensure(ctx, js, sc); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(20 * time.Second)
+	if n := logs.Count("heartbeats follow the consumer's"); n != 2 {
+		t.Errorf("%d warnings, want one per change:\n%s", n, logs.String())
 	}
 }

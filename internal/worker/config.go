@@ -19,9 +19,14 @@ type Config struct {
 	// worker's own stores were down do not count.
 	MaxDeliveries int
 	// AckWait is the consumer's AckWait; heartbeats go every AckWait/3
-	// (default 60s). New lowers it to the consumer's own AckWait when that
-	// is shorter.
+	// (default 60s). The worker follows the consumer's own AckWait when
+	// that is shorter: New reads it, and Run reads it again every
+	// ConsumerCheckInterval (another process's streams.Ensure may have
+	// lowered it since).
 	AckWait time.Duration
+	// ConsumerCheckInterval is how often Run reads the consumer's AckWait
+	// again (default 10s).
+	ConsumerCheckInterval time.Duration
 	// DrainTimeout is how long in-flight invocations may finish after the
 	// run context ends, before they are stopped at a step boundary and
 	// Nak'ed (default 25s).
@@ -60,6 +65,7 @@ func (c Config) WithDefaults() Config {
 		c.MaxDeliveries = 5
 	}
 	set(&c.AckWait, 60*time.Second)
+	set(&c.ConsumerCheckInterval, 10*time.Second)
 	set(&c.DrainTimeout, 25*time.Second)
 	set(&c.BusyDelay, 2*time.Second)
 	set(&c.InfraBackoffMax, 30*time.Second)
@@ -89,8 +95,6 @@ func (c Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
-
-func (c Config) heartbeat() time.Duration { return c.AckWait / 3 }
 
 // infraDelay is the NakWithDelay for the n-th delivery when the worker's own
 // infrastructure failed: 1s, 2s, 4s … capped.

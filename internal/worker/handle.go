@@ -80,7 +80,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	j.meta, j.delivered = meta, int(meta.NumDelivered)
 	j.replay, j.firstFail = replayHeaders(msg.Headers())
 
-	hb := startHeartbeat(msg, w.cfg.heartbeat())
+	hb := startHeartbeat(msg, w.heartbeatInterval)
 	defer hb.stop()
 
 	req, err := envelope.DecodeRequest(msg.Data(), w.cfg.MaxRequestBytes)

@@ -12,22 +12,27 @@ import (
 // re-arms itself: an in-flight invocation costs no goroutine and no ticker
 // for it between beats.
 type heartbeat struct {
-	msg      jetstream.Msg
-	interval time.Duration
+	msg jetstream.Msg
+	// every is the interval, read at each arming: the worker follows a
+	// consumer AckWait that changed while the invocation runs.
+	every func() time.Duration
 
 	mu      sync.Mutex
 	t       *time.Timer
 	stopped bool
 }
 
-func startHeartbeat(msg jetstream.Msg, interval time.Duration) *heartbeat {
-	// A consumer's AckWait under 3 ns would make it 0 and the timer spin.
-	h := &heartbeat{msg: msg, interval: max(interval, time.Millisecond)}
+func startHeartbeat(msg jetstream.Msg, every func() time.Duration) *heartbeat {
+	h := &heartbeat{msg: msg, every: every}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.t = time.AfterFunc(h.interval, h.beat)
+	h.t = time.AfterFunc(h.interval(), h.beat)
 	return h
 }
+
+// interval is every's answer, at least 1 ms: a consumer's AckWait under
+// 3 ns would make it 0 and the timer spin.
+func (h *heartbeat) interval() time.Duration { return max(h.every(), time.Millisecond) }
 
 // beat runs on the timer's goroutine.
 func (h *heartbeat) beat() {
@@ -37,7 +42,7 @@ func (h *heartbeat) beat() {
 		return
 	}
 	_ = h.msg.InProgress()
-	h.t.Reset(h.interval)
+	h.t.Reset(h.interval())
 }
 
 // stop ends the heartbeat: no InProgress is sent once it has returned.

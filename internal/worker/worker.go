@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -67,6 +68,8 @@ type Worker struct {
 	stopping context.Context
 	stopRuns context.CancelFunc
 	wg       sync.WaitGroup
+	// ackWait is AckWait's value (nanoseconds).
+	ackWait atomic.Int64
 }
 
 // New checks the configuration and binds to the worker consumer (which must
@@ -104,17 +107,12 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 	// has it (the last streams.Ensure set it, maybe another process's), not
 	// only as this worker was told: a shorter one would redeliver running
 	// invocations to another worker.
-	if info := cons.CachedInfo(); info != nil && info.Config.AckWait > 0 && info.Config.AckWait < cfg.AckWait {
-		deps.Logger.Warn().Dur("ack_wait", cfg.AckWait).Dur("consumer_ack_wait", info.Config.AckWait).
-			Str("consumer", sc.WorkerConsumer).Msg("the consumer's AckWait is shorter than this worker's: heartbeats follow the consumer's")
-		cfg.AckWait = info.Config.AckWait
-	}
 	gate := deps.Gate
 	if gate == nil {
 		gate = session.NewGate(deps.Locker, deps.Invocations)
 	}
 	stopping, stopRuns := context.WithCancel(context.Background())
-	return &Worker{
+	w := &Worker{
 		pause: sleepCtx,
 		cfg:   cfg,
 		deps:  deps,
@@ -125,7 +123,50 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 
 		stopping: stopping,
 		stopRuns: stopRuns,
-	}, nil
+	}
+	w.ackWait.Store(int64(cfg.AckWait))
+	if info := cons.CachedInfo(); info != nil {
+		w.followAckWait(info.Config.AckWait)
+	}
+	return w, nil
+}
+
+// AckWait is the AckWait the worker's heartbeats follow (one every third of
+// it): its configured one, or the worker consumer's when that was shorter
+// when it was last read (in New, then every ConsumerCheckInterval).
+func (w *Worker) AckWait() time.Duration { return time.Duration(w.ackWait.Load()) }
+
+func (w *Worker) heartbeatInterval() time.Duration { return w.AckWait() / 3 }
+
+// followAckWait makes the heartbeats follow the consumer's AckWait as the
+// server has it, when it is shorter than the configured one: the last
+// streams.Ensure set it, maybe another process's, and a running
+// invocation heartbeated less often than that is redelivered to another
+// worker. It follows it back up to the configured one.
+func (w *Worker) followAckWait(consumer time.Duration) {
+	want := w.cfg.AckWait
+	if consumer > 0 && consumer < want {
+		want = consumer
+	}
+	if old := time.Duration(w.ackWait.Swap(int64(want))); old != want {
+		w.log.Warn().Dur("ack_wait", w.cfg.AckWait).Dur("consumer_ack_wait", consumer).Dur("heartbeat_every", want/3).
+			Str("consumer", w.deps.Streams.WorkerConsumer).Msg("heartbeats follow the consumer's AckWait where it is shorter than this worker's")
+	}
+}
+
+// checkConsumer reads the consumer's AckWait again when
+// ConsumerCheckInterval has passed since the last read (a failed read is
+// tried at the next check; the fetches report a consumer that is gone).
+func (w *Worker) checkConsumer(ctx context.Context, last *time.Time) {
+	if time.Since(*last) < w.cfg.ConsumerCheckInterval {
+		return
+	}
+	*last = time.Now()
+	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if info, err := w.cons.Info(ictx); err == nil {
+		w.followAckWait(info.Config.AckWait)
+	}
 }
 
 // Run fetches and handles messages until ctx ends, then drains: it stops
@@ -165,7 +206,9 @@ func (w *Worker) Run(ctx context.Context) error {
 
 	w.log.Info().Int("concurrency", w.cfg.Concurrency).Msg("worker consuming")
 	health := newFetchHealth()
+	lastCheck := time.Now() // New read the consumer
 	for ctx.Err() == nil {
+		w.checkConsumer(ctx, &lastCheck)
 		// Wait for at least one free slot, then take every free one.
 		select {
 		case <-ctx.Done():
