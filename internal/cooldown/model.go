@@ -37,6 +37,9 @@ func Wrap(inner model.Model, store Store, cfg Config, isTransient func(error) bo
 // Name implements model.Model.
 func (m *Model) Name() string { return m.inner.Name() }
 
+// recordTimeout bounds the store write that records a call's outcome.
+const recordTimeout = 2 * time.Second
+
 // GenerateContent implements model.Model.
 func (m *Model) GenerateContent(ctx context.Context, req *model.Request, stream bool) iter.Seq2[*model.Response, error] {
 	if m.cfg.Disabled {
@@ -60,7 +63,13 @@ func (m *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 		if errors.Is(callErr, context.Canceled) || ctx.Err() != nil && callErr == nil {
 			return
 		}
-		until, err := m.store.Record(ctx, m.inner.Name(), callErr != nil && m.isTransient(callErr))
+		// Recorded on a context of its own: a TIMEOUT ends the call because
+		// ctx (the attempt's, or the caller's) ran out, and that failure
+		// must count as much as any other (with ctx, Record failed on it
+		// and a provider that never answers never opened the cooldown).
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+		defer cancel()
+		until, err := m.store.Record(rctx, m.inner.Name(), callErr != nil && m.isTransient(callErr))
 		if err == nil {
 			m.mu.Lock()
 			m.until, m.checkedAt = until, m.now()

@@ -3,6 +3,7 @@ package cooldown_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -20,20 +21,26 @@ import (
 // answers. The chain the worker builds (app.ModelChain: retry around the
 // cooldown around the provider) ends each such attempt after
 // retry.Config.AttemptTimeout with a TIMEOUT, a class the cooldown counts as
-// a failure (it is Retryable). But the cooldown records the outcome with the
-// attempt's own context, which has just expired, so Store.Record fails
-// (Memory returns ctx.Err(), Redis's script run fails on the dead context)
-// and the failure is dropped: a hung provider never opens the fleet
-// cooldown, however many attempts time out.
-func TestReview2AttemptTimeoutsOpenTheCooldown(t *testing.T) {
+// a failure (it is Retryable), and the timeouts must open the fleet
+// cooldown. (The cooldown recorded the outcome with the attempt's own
+// context, which had just expired, so Store.Record failed (Memory returned
+// ctx.Err(), Redis's script run failed on the dead context) and the
+// failure was dropped: a hung provider never opened the cooldown.)
+func TestAttemptTimeoutsOpenTheCooldown(t *testing.T) {
 	for name, s := range stores(t) {
 		t.Run(name, func(t *testing.T) {
 			var requests atomic.Int32
+			release := make(chan struct{})
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				requests.Add(1)
-				<-r.Context().Done() // accepted, never answered
+				_, _ = io.Copy(io.Discard, r.Body) // so the server notices the client going away
+				select {                           // accepted, never answered
+				case <-r.Context().Done():
+				case <-release:
+				}
 			}))
 			t.Cleanup(srv.Close)
+			t.Cleanup(func() { close(release) }) // runs first
 			ctx := context.Background()
 			provider, err := gemini.New(ctx, gemini.Config{APIKey: "test-key", Model: "gemini-hung", BaseURL: srv.URL + "/"})
 			if err != nil {
