@@ -32,6 +32,10 @@ const (
 	TypeQuotaFailure = "type.googleapis.com/google.rpc.QuotaFailure"
 	// TypeRetryInfo is google.rpc.RetryInfo: how long to wait.
 	TypeRetryInfo = "type.googleapis.com/google.rpc.RetryInfo"
+	// TypeErrorInfo is google.rpc.ErrorInfo: a machine-readable reason
+	// (Gemini reports a bad API key as 400 INVALID_ARGUMENT with reason
+	// API_KEY_INVALID).
+	TypeErrorInfo = "type.googleapis.com/google.rpc.ErrorInfo"
 )
 
 // OpenAICodeInsufficientQuota is the OpenAI error code for a spent quota or
@@ -124,11 +128,11 @@ func classifyProvider(err error) (Class, int, bool) {
 	// response's real status.
 	var gv genai.APIError
 	if errors.As(err, &gv) && errorStatus(gv.Code) {
-		return classifyStatus(gv.Code, geminiQuotaSpent(gv.Details)), gv.Code, true
+		return classifyGemini(gv.Code, gv.Details), gv.Code, true
 	}
 	var gp *genai.APIError
 	if errors.As(err, &gp) && gp != nil && errorStatus(gp.Code) {
-		return classifyStatus(gp.Code, geminiQuotaSpent(gp.Details)), gp.Code, true
+		return classifyGemini(gp.Code, gp.Details), gp.Code, true
 	}
 	var oe *openai.Error
 	if errors.As(err, &oe) && oe != nil {
@@ -155,9 +159,14 @@ func classifyProvider(err error) (Class, int, bool) {
 			// An adapter's status around a Gemini APIError without a code
 			// (gemini's withHTTPStatus): the error's details may still say
 			// a quota is spent.
-			spent := (errors.As(err, &gv) && geminiQuotaSpent(gv.Details)) ||
-				(errors.As(err, &gp) && gp != nil && geminiQuotaSpent(gp.Details))
-			return classifyStatus(pe.StatusCode, spent), pe.StatusCode, true
+			var details []map[string]any
+			switch {
+			case errors.As(err, &gv):
+				details = gv.Details
+			case errors.As(err, &gp) && gp != nil:
+				details = gp.Details
+			}
+			return classifyGemini(pe.StatusCode, details), pe.StatusCode, true
 		}
 	}
 	var sc StatusCoder
@@ -185,8 +194,8 @@ func safeStatus(sc StatusCoder) (code int) {
 
 // ClassifyHTTPStatus maps an HTTP status to a class: 400/413 BAD_REQUEST,
 // 401/403 AUTH, 404 NOT_FOUND, 408/504 TIMEOUT, 429 RATE_LIMITED (or
-// QUOTA_EXHAUSTED when quotaSpent), 409/500/502/503/529 and any other 5xx
-// SERVER; anything else UNKNOWN.
+// QUOTA_EXHAUSTED when quotaSpent), 409/499/500/502/503/529 and any other
+// 5xx SERVER; anything else UNKNOWN.
 func ClassifyHTTPStatus(status int, quotaSpent bool) Class {
 	return classifyStatus(status, quotaSpent)
 }
@@ -206,13 +215,43 @@ func classifyStatus(status int, quotaSpent bool) Class {
 			return QuotaExhausted
 		}
 		return RateLimited
-	case http.StatusConflict, 529:
+	case http.StatusConflict, 529, 499:
+		// 499: a provider's CANCELLED (Gemini's, under load) for a request
+		// this client did not cancel; a cancellation of its own is
+		// context.Canceled, which IsCanceled catches first.
 		return Server
 	}
 	if status >= 500 && status < 600 {
 		return Server
 	}
 	return Unknown
+}
+
+// classifyGemini maps a Gemini error's status and details: a status as
+// classifyStatus, a QuotaFailure on a long window making a 429
+// QUOTA_EXHAUSTED, and an ErrorInfo saying the API key was refused
+// (API_KEY_INVALID, API_KEY_EXPIRED: sent as 400 INVALID_ARGUMENT) AUTH,
+// so a bad credential pages as one and not as a malformed request.
+func classifyGemini(status int, details []map[string]any) Class {
+	if geminiKeyRefused(details) {
+		return Auth
+	}
+	return classifyStatus(status, geminiQuotaSpent(details))
+}
+
+// geminiKeyRefused reports whether Gemini error details hold a
+// google.rpc.ErrorInfo whose reason says the API key was refused.
+func geminiKeyRefused(details []map[string]any) bool {
+	for _, d := range details {
+		if t, _ := d["@type"].(string); t != TypeErrorInfo {
+			continue
+		}
+		switch reason, _ := d["reason"].(string); reason {
+		case "API_KEY_INVALID", "API_KEY_EXPIRED":
+			return true
+		}
+	}
+	return false
 }
 
 // geminiQuotaSpent reports whether Gemini error details hold a

@@ -41,6 +41,16 @@ func TestClassifyError_SeedTable(t *testing.T) {
 		{"ApiException(429, RESOURCE_EXHAUSTED)", genai.APIError{Code: 429, Status: "RESOURCE_EXHAUSTED", Message: "quota"}, taxonomy.RateLimited},
 		{"RuntimeException(ApiException(503, UNAVAILABLE))", fmt.Errorf("flow: %w", genai.APIError{Code: 503, Status: "UNAVAILABLE", Message: "x"}), taxonomy.Server},
 		{"RuntimeException(SocketTimeoutException)", fmt.Errorf("flow: %w", &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}), taxonomy.Timeout},
+		// A refused Gemini key is 400 INVALID_ARGUMENT with an ErrorInfo
+		// reason: AUTH, not BAD_REQUEST; another ErrorInfo reason leaves
+		// the 400 a bad request.
+		{"ApiException(400, ErrorInfo API_KEY_INVALID)", genai.APIError{Code: 400, Status: "INVALID_ARGUMENT",
+			Details: []map[string]any{{"@type": taxonomy.TypeErrorInfo, "reason": "API_KEY_INVALID", "domain": "googleapis.com"}}}, taxonomy.Auth},
+		{"ApiException(400, ErrorInfo API_KEY_EXPIRED) in a provider error", &model.ProviderError{Provider: "gemini", StatusCode: 400,
+			Err: &genai.APIError{Status: "INVALID_ARGUMENT", Details: []map[string]any{{"@type": taxonomy.TypeErrorInfo, "reason": "API_KEY_EXPIRED"}}}}, taxonomy.Auth},
+		{"ApiException(400, ErrorInfo another reason)", genai.APIError{Code: 400, Status: "INVALID_ARGUMENT",
+			Details: []map[string]any{{"@type": taxonomy.TypeErrorInfo, "reason": "FIELD_INVALID"}}}, taxonomy.BadRequest},
+		{"ApiException(499, CANCELLED)", genai.APIError{Code: 499, Status: "CANCELLED"}, taxonomy.Server},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -58,7 +68,7 @@ func TestClassifyError_HTTPStatusMapping(t *testing.T) {
 		404: taxonomy.NotFound,
 		408: taxonomy.Timeout, 504: taxonomy.Timeout,
 		429: taxonomy.RateLimited,
-		409: taxonomy.Server, 500: taxonomy.Server, 502: taxonomy.Server, 503: taxonomy.Server, 529: taxonomy.Server,
+		409: taxonomy.Server, 499: taxonomy.Server, 500: taxonomy.Server, 502: taxonomy.Server, 503: taxonomy.Server, 529: taxonomy.Server,
 		501: taxonomy.Server, 599: taxonomy.Server,
 		402: taxonomy.Unknown, 418: taxonomy.Unknown, 422: taxonomy.Unknown, 302: taxonomy.Unknown, 600: taxonomy.Unknown,
 	}

@@ -24,6 +24,7 @@ var wantThrownClass = map[string]taxonomy.Class{
 	"unauthenticated":             taxonomy.Auth,
 	"permission denied":           taxonomy.Auth,
 	"bad request":                 taxonomy.BadRequest,
+	"api key invalid":             taxonomy.Auth,
 	"html 502 from a proxy":       taxonomy.Server,
 }
 

@@ -68,6 +68,19 @@ func FuzzGeminiErrorResponse(f *testing.F) {
 			if errors.As(errs[0], &ae) && ae.Code >= 400 && ae.Code <= 599 {
 				bodyOK = got == taxonomy.ClassifyHTTPStatus(ae.Code, false) || got == taxonomy.ClassifyHTTPStatus(ae.Code, true)
 			}
+			// A body whose details say the API key was refused is AUTH
+			// whatever the status (a structured field, not message text).
+			keyRefused := false
+			if errors.As(errs[0], &ae) {
+				for _, d := range ae.Details {
+					if d["@type"] == taxonomy.TypeErrorInfo && (d["reason"] == "API_KEY_INVALID" || d["reason"] == "API_KEY_EXPIRED") {
+						keyRefused = true
+					}
+				}
+			}
+			if keyRefused {
+				bodyOK = got == taxonomy.Auth
+			}
 			if !bodyOK && got != taxonomy.ClassifyHTTPStatus(rep.status, false) && got != taxonomy.ClassifyHTTPStatus(rep.status, true) {
 				t.Fatalf("HTTP %d stream=%v body %q: class %s, want %s (err %v)", rep.status, stream, body, got, taxonomy.ClassifyHTTPStatus(rep.status, false), errs[0])
 			}

@@ -279,7 +279,10 @@ var apiErrorCases = []apiErrorCase{
 	{"not found", 404, `{"error": {"code": 404, "message": "models/gemini-0.9 is not found for API version v1beta.", "status": "NOT_FOUND"}}`, 404, "NOT_FOUND"},
 	{"unauthenticated", 401, `{"error": {"code": 401, "message": "Request had invalid authentication credentials.", "status": "UNAUTHENTICATED"}}`, 401, "UNAUTHENTICATED"},
 	{"permission denied", 403, `{"error": {"code": 403, "message": "Method doesn't allow unregistered callers.", "status": "PERMISSION_DENIED"}}`, 403, "PERMISSION_DENIED"},
-	{"bad request", 400, `{"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.", "status": "INVALID_ARGUMENT",
+	{"bad request", 400, `{"error": {"code": 400, "message": "Invalid JSON payload received. Unknown name \"tempratur\" at 'generation_config': Cannot find field.", "status": "INVALID_ARGUMENT",
+	   "details": [{"@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": [{"field": "generation_config", "description": "Invalid JSON payload received. Unknown name \"tempratur\" at 'generation_config': Cannot find field."}]}]}}`, 400, "INVALID_ARGUMENT"},
+	// A refused key is a 400 too; its ErrorInfo reason says it is the credential.
+	{"api key invalid", 400, `{"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.", "status": "INVALID_ARGUMENT",
 	   "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID", "domain": "googleapis.com"}]}}`, 400, "INVALID_ARGUMENT"},
 	// A proxy's HTML error page still becomes a genai.APIError with the HTTP code.
 	{"html 502 from a proxy", 502, `<html><body>Bad Gateway</body></html>`, 502, "502 Bad Gateway"},
