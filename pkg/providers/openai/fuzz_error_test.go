@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/retry"
 	"github.com/agentfleet/agentfleet/pkg/taxonomy"
 )
@@ -45,6 +46,7 @@ func FuzzOpenAIErrorResponse(f *testing.F) {
 	f.Add(uint16(500), []byte(``), "1e400", "NaN")
 	f.Add(uint16(404), []byte(`{"error": null}`), "-1", "1e-9")
 	f.Add(uint16(502), []byte(`{"error": {"message": 5, "code": 7}}`), "0.5", "")
+	f.Add(uint16(400), []byte(invalidPrompt400), "", "")
 	var current atomic.Pointer[errorReply]
 	current.Store(&errorReply{status: 500})
 	fake := newFake(&testing.T{}, func(w http.ResponseWriter, r *http.Request) {
@@ -78,6 +80,13 @@ func FuzzOpenAIErrorResponse(f *testing.F) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			resps, errs := collect(ctx, m, userText("hi"), stream)
 			cancel()
+			if len(errs) == 0 && len(resps) == 1 && resps[0].ErrorCode == model.FinishReasonProhibitedContent && resps[0].ErrorMessage == CodeInvalidPrompt {
+				// A flagged prompt is answered in-band (blockedPrompt).
+				if class, _ := taxonomy.ClassifyResponse(resps[0]); class != taxonomy.PromptBlocked {
+					t.Fatalf("status %d stream=%v: a flagged prompt classified %s", rep.status, stream, class)
+				}
+				continue
+			}
 			if len(resps) != 0 || len(errs) != 1 {
 				t.Fatalf("status %d stream=%v: %d responses, %d errors (%v); want one error", rep.status, stream, len(resps), len(errs), errs)
 			}

@@ -22,6 +22,9 @@
 //     MALFORMED_FUNCTION_CALL (FinishReason and ErrorCode), with the raw
 //     arguments text in ErrorMessage and no function calls in the content.
 //   - no choice at all is ErrorCode model.ErrorCodeUnknown.
+//   - an HTTP 400 with the code "invalid_prompt" (the provider's policy
+//     check flagged the prompt) is not thrown: it is a response with no
+//     content and ErrorCode PROHIBITED_CONTENT, as a Gemini prompt block.
 //
 // Thrown errors: an HTTP error status is the SDK's *openai.Error, wrapped
 // with %w (also for a proxy's HTML error page). If the SDK cannot decode the
@@ -172,6 +175,10 @@ func (m *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 		var httpResp *http.Response
 		cc, err := m.client.Chat.Completions.New(ctx, params, option.WithResponseInto(&httpResp))
 		if err != nil {
+			if r := blockedPrompt(err); r != nil {
+				yield(r, nil)
+				return
+			}
 			yield(nil, wrapError(name, err, httpResp))
 			return
 		}
@@ -223,6 +230,10 @@ func (m *Model) stream(ctx context.Context, name string, params openai.ChatCompl
 			}
 		}
 		if err := s.Err(); err != nil {
+			if r := blockedPrompt(err); r != nil && chunks == 0 {
+				yield(r, nil)
+				return
+			}
 			yield(nil, wrapError(name, err, httpResp))
 			return
 		}
@@ -234,6 +245,29 @@ func (m *Model) stream(ctx context.Context, name string, params openai.ChatCompl
 		out := FromChatCompletion(&acc.ChatCompletion)
 		out.TurnComplete = true
 		yield(out, nil)
+	}
+}
+
+// CodeInvalidPrompt is the OpenAI error code of an HTTP 400 for a prompt
+// its policy check flagged ("Invalid prompt: your prompt was flagged as
+// potentially violating our usage policy").
+const CodeInvalidPrompt = "invalid_prompt"
+
+// blockedPrompt returns the in-band answer for an error that says the
+// provider refused the prompt on policy grounds (CodeInvalidPrompt): a
+// response with no content, no finish reason and ErrorCode
+// PROHIBITED_CONTENT, as Gemini's prompt feedback block, which pkg/taxonomy
+// classifies PROMPT_BLOCKED (a refusal is substituted; the policy view, not
+// a page). Any other error: nil.
+func blockedPrompt(err error) *model.Response {
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.Code != CodeInvalidPrompt {
+		return nil
+	}
+	return &model.Response{
+		ErrorCode:    model.FinishReasonProhibitedContent,
+		ErrorMessage: CodeInvalidPrompt,
+		TurnComplete: true,
 	}
 }
 
