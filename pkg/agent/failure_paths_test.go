@@ -248,11 +248,20 @@ func TestUnknownToolNamesDoNotGrowMetricSeries(t *testing.T) {
 	if got := testutil.ToFloat64(f.metrics.UnknownToolCalls.WithLabelValues(f.agent.Name, agent.UnknownToolOther)); got != 50-agent.MaxUnknownToolNames {
 		t.Fatalf("%q counted %v calls, want %d", agent.UnknownToolOther, got, 50-agent.MaxUnknownToolNames)
 	}
-	if got := testutil.ToFloat64(f.metrics.UnknownToolCalls.WithLabelValues(f.agent.Name, "ignore_previous_instructions_0")); got != 1 {
-		t.Fatalf("the first name counted %v calls, want 1", got)
-	}
 	if n := testutil.CollectAndCount(f.metrics.ToolCalls); n > agent.MaxUnknownToolNames+1 {
 		t.Fatalf("%s has %d series", agent.MetricToolCalls, n)
+	}
+	// The calls run in parallel, so which names came first varies: count
+	// the names with a series of their own (read last: reading creates
+	// the series it asks for).
+	named := 0
+	for _, fc := range calls {
+		if testutil.ToFloat64(f.metrics.UnknownToolCalls.WithLabelValues(f.agent.Name, fc.Name)) == 1 {
+			named++
+		}
+	}
+	if named != agent.MaxUnknownToolNames {
+		t.Fatalf("%d names counted one call each, want the first %d", named, agent.MaxUnknownToolNames)
 	}
 }
 
