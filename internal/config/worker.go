@@ -173,7 +173,7 @@ type Model struct {
 
 // Retry tunes the retry decorator (see pkg/retry).
 type Retry struct {
-	Attempts         int           `yaml:"attempts"`           // Attempts is the total attempts per call, first included (default 3).
+	Attempts         int           `yaml:"attempts"`           // Attempts is the total attempts per call, first included (default 2: one retry).
 	Initial          time.Duration `yaml:"initial"`            // Initial is the base wait before the first retry (default 500ms).
 	Max              time.Duration `yaml:"max"`                // Max caps the base wait (default 8s).
 	HintCap          time.Duration `yaml:"hint_cap"`           // HintCap is the longest server retry hint honoured (default 30s).
@@ -252,7 +252,7 @@ func DefaultWorker() Worker {
 			SessionLease: 30 * time.Second, ToolTimeout: DefaultToolTimeout,
 		},
 		Model: Model{Spec: "sim", MaxModelCalls: DefaultSupportMaxModelCalls,
-			Retry: Retry{Attempts: 3, Initial: 500 * time.Millisecond, Max: 8 * time.Second, HintCap: 30 * time.Second,
+			Retry: Retry{Attempts: 2, Initial: 500 * time.Millisecond, Max: 8 * time.Second, HintCap: 30 * time.Second,
 				BudgetMaxTokens: 10, BudgetTokenRatio: 0.1, AttemptTimeout: DefaultAttemptTimeout},
 			Sim: Sim{Latency: 20 * time.Millisecond, Seed: 1}},
 		Idempotency: Idempotency{Retention: idempotency.DefaultRetention, Lease: 30 * time.Second},

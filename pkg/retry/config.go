@@ -10,7 +10,7 @@ import (
 const (
 	// DefaultMaxAttempts is the total number of attempts per call,
 	// including the first.
-	DefaultMaxAttempts = 3
+	DefaultMaxAttempts = 2
 	// DefaultInitialInterval is the base wait before the first retry.
 	DefaultInitialInterval = 500 * time.Millisecond
 	// DefaultMultiplier grows the base wait per retry.

@@ -104,7 +104,7 @@ func server503() error {
 
 func TestRetry_TransientThenSuccess(t *testing.T) {
 	llm := agenttest.NewScriptedModel(agenttest.Fail(server503()), agenttest.Fail(server503()), agenttest.Reply(agenttest.Text("ok")))
-	m, fx := newModel(t, llm, retry.Config{})
+	m, fx := newModel(t, llm, retry.Config{MaxAttempts: 3})
 	out, err := collect(m.GenerateContent(context.Background(), req, false))
 	if err != nil || len(out) != 1 || out[0].Content.Text() != "ok" {
 		t.Fatalf("got %v, %v", out, err)
@@ -120,7 +120,7 @@ func TestRetry_TransientThenSuccess(t *testing.T) {
 
 func TestRetry_MaxAttempts(t *testing.T) {
 	llm := agenttest.NewScriptedModel(agenttest.Fail(server503()), agenttest.Fail(server503()), agenttest.Fail(server503()), agenttest.Reply(agenttest.Text("never")))
-	m, fx := newModel(t, llm, retry.Config{})
+	m, fx := newModel(t, llm, retry.Config{MaxAttempts: 3})
 	_, err := collect(m.GenerateContent(context.Background(), req, false))
 	var gu *retry.GaveUpError
 	if !errors.As(err, &gu) || gu.Reason != retry.ReasonMaxAttempts || gu.Attempts != 3 {
@@ -163,7 +163,7 @@ func TestRetry_ScheduleIsCappedAndJittered(t *testing.T) {
 func TestRetry_DefaultJitterStaysInRange(t *testing.T) {
 	llm := agenttest.NewScriptedModel(agenttest.Fail(server503()), agenttest.Fail(server503()), agenttest.Fail(server503()))
 	clock := newFakeTime(time.Now())
-	m, err := retry.New(llm, retry.Config{DisableBudget: true}, retry.WithSleep(clock.Sleep), retry.WithClock(clock.Now))
+	m, err := retry.New(llm, retry.Config{MaxAttempts: 3, DisableBudget: true}, retry.WithSleep(clock.Sleep), retry.WithClock(clock.Now))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +317,7 @@ func TestRetry_BudgetHoldsOutageAttempts(t *testing.T) {
 		innerCalls.Add(1)
 		return model.Single(nil, server503())
 	}}
-	m, fx := newModel(t, outage, retry.Config{})
+	m, fx := newModel(t, outage, retry.Config{MaxAttempts: 3})
 	const calls = 1000
 	for range calls {
 		if _, err := collect(m.GenerateContent(context.Background(), req, false)); err == nil {
@@ -373,7 +373,7 @@ func TestRetry_DeadlineCoversAllAttempts(t *testing.T) {
 	steps := []agenttest.Step{agenttest.Fail(server503()), agenttest.Fail(server503()), agenttest.Reply(agenttest.Text("late"))}
 	t.Run("first wait does not fit", func(t *testing.T) {
 		llm := agenttest.NewScriptedModel(steps...)
-		m, fx := newModel(t, llm, retry.Config{})
+		m, fx := newModel(t, llm, retry.Config{MaxAttempts: 3})
 		deadline := time.Now().Add(time.Hour)
 		fx.clock.now = deadline.Add(-300 * time.Millisecond) // 500ms wait > 300ms left
 		ctx, cancel := context.WithDeadline(context.Background(), deadline)
@@ -386,7 +386,7 @@ func TestRetry_DeadlineCoversAllAttempts(t *testing.T) {
 	})
 	t.Run("second wait does not fit", func(t *testing.T) {
 		llm := agenttest.NewScriptedModel(steps...)
-		m, fx := newModel(t, llm, retry.Config{})
+		m, fx := newModel(t, llm, retry.Config{MaxAttempts: 3})
 		deadline := time.Now().Add(time.Hour)
 		fx.clock.now = deadline.Add(-1200 * time.Millisecond) // 500ms fits, then 1s does not
 		ctx, cancel := context.WithDeadline(context.Background(), deadline)
@@ -402,7 +402,7 @@ func TestRetry_DeadlineCoversAllAttempts(t *testing.T) {
 	})
 	t.Run("hint does not fit", func(t *testing.T) {
 		llm := agenttest.NewScriptedModel(agenttest.Fail(&model.ProviderError{StatusCode: 429, RetryAfter: 10 * time.Second}), agenttest.Reply(agenttest.Text("ok")))
-		m, fx := newModel(t, llm, retry.Config{})
+		m, fx := newModel(t, llm, retry.Config{MaxAttempts: 3})
 		deadline := time.Now().Add(time.Hour)
 		fx.clock.now = deadline.Add(-5 * time.Second)
 		ctx, cancel := context.WithDeadline(context.Background(), deadline)
@@ -417,7 +417,7 @@ func TestRetry_DeadlineCoversAllAttempts(t *testing.T) {
 func TestRetry_CanceledWhileWaiting(t *testing.T) {
 	llm := agenttest.NewScriptedModel(agenttest.Fail(server503()), agenttest.Reply(agenttest.Text("ok")))
 	ctx, cancel := context.WithCancel(context.Background())
-	m, err := retry.New(llm, retry.Config{DisableBudget: true}, retry.WithSleep(func(ctx context.Context, d time.Duration) error {
+	m, err := retry.New(llm, retry.Config{MaxAttempts: 3, DisableBudget: true}, retry.WithSleep(func(ctx context.Context, d time.Duration) error {
 		cancel()
 		return ctx.Err()
 	}))
@@ -461,7 +461,7 @@ func TestRetry_Accounting(t *testing.T) {
 	}
 	t.Run("per call charges nothing", func(t *testing.T) {
 		llm := agenttest.NewScriptedModel(steps()...)
-		m, _ := newModel(t, llm, retry.Config{})
+		m, _ := newModel(t, llm, retry.Config{MaxAttempts: 3})
 		b := model.NewCallBudget(2)
 		_ = b.Charge() // the agent loop's charge for this step
 		if _, err := collect(m.GenerateContent(model.WithCallBudget(context.Background(), b), req, false)); err != nil {
@@ -473,7 +473,7 @@ func TestRetry_Accounting(t *testing.T) {
 	})
 	t.Run("per attempt charges every retry", func(t *testing.T) {
 		llm := agenttest.NewScriptedModel(steps()...)
-		m, _ := newModel(t, llm, retry.Config{Accounting: retry.PerAttempt})
+		m, _ := newModel(t, llm, retry.Config{MaxAttempts: 3, Accounting: retry.PerAttempt})
 		b := model.NewCallBudget(5)
 		_ = b.Charge()
 		if _, err := collect(m.GenerateContent(model.WithCallBudget(context.Background(), b), req, false)); err != nil {
@@ -485,7 +485,7 @@ func TestRetry_Accounting(t *testing.T) {
 	})
 	t.Run("per attempt refusal is CALL_BUDGET", func(t *testing.T) {
 		llm := agenttest.NewScriptedModel(steps()...)
-		m, _ := newModel(t, llm, retry.Config{Accounting: retry.PerAttempt})
+		m, _ := newModel(t, llm, retry.Config{MaxAttempts: 3, Accounting: retry.PerAttempt})
 		b := model.NewCallBudget(2)
 		_ = b.Charge()
 		_, err := collect(m.GenerateContent(model.WithCallBudget(context.Background(), b), req, false))
@@ -514,7 +514,7 @@ func TestRetry_ConsumerBreakStops(t *testing.T) {
 
 func TestConfig(t *testing.T) {
 	c := retry.Config{}.WithDefaults()
-	want := retry.Config{MaxAttempts: 3, InitialInterval: 500 * time.Millisecond, Multiplier: 2, MaxInterval: 8 * time.Second,
+	want := retry.Config{MaxAttempts: 2, InitialInterval: 500 * time.Millisecond, Multiplier: 2, MaxInterval: 8 * time.Second,
 		MaxHint: 30 * time.Second, BudgetMaxTokens: 10, BudgetTokenRatio: 0.1, AttemptTimeout: 2 * time.Minute}
 	if c != want {
 		t.Fatalf("defaults %+v, want %+v", c, want)
