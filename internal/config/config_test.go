@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -190,28 +189,5 @@ func TestRedactURLError(t *testing.T) {
 	plain := errors.New("dial tcp: connection refused")
 	if config.RedactURLError(plain) != plain {
 		t.Fatal("an error without a URL was rewritten")
-	}
-}
-
-// A variable that is set but empty counts as unset: a deployment template
-// that leaves AGENTFLEET_NATS_URL empty must not clear the file's URL (the
-// worker ran on an embedded server no producer reaches), nor an empty
-// AGENTFLEET_REDIS_URL move the stores to NATS KV, nor an empty number
-// fail the start.
-func TestEmptyEnvironmentVariablesAreUnset(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "worker.yaml")
-	if err := os.WriteFile(p, []byte("nats:\n  url: nats://file:4222\nredis:\n  url: redis://file:6379/0\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{"AGENTFLEET_NATS_URL": "", "AGENTFLEET_REDIS_URL": "", "AGENTFLEET_WORKER_CONCURRENCY": ""}
-	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	c, err := config.LoadWorker([]string{"--config", p}, lookup, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.NATS.URL != "nats://file:4222" || c.Embedded.Enabled || c.Redis.URL != "redis://file:6379/0" ||
-		c.Worker.Concurrency != config.DefaultWorker().Worker.Concurrency {
-		t.Fatalf("empty variables changed the configuration: nats %q (embedded %v), redis %q, concurrency %d",
-			c.NATS.URL, c.Embedded.Enabled, c.Redis.URL, c.Worker.Concurrency)
 	}
 }

@@ -39,20 +39,15 @@ func LoadFile(path string, dst any) error {
 	return nil
 }
 
-// ApplyEnv sets every field whose variable lookup returns a non-empty
-// value. It returns the names of the variables it used. A variable that is
-// set but empty counts as unset, as the producer reads AGENTFLEET_NATS_URL:
-// a deployment template that leaves one empty must not clear the file's
-// value (an empty AGENTFLEET_NATS_URL made the worker run on an embedded
-// server that no producer reaches, an empty AGENTFLEET_REDIS_URL moved its
-// stores to NATS KV).
+// ApplyEnv sets every field whose variable lookup returns a value. It
+// returns the names of the variables it used.
 func ApplyEnv(dst any, lookup func(string) (string, bool)) ([]string, error) {
 	var used []string
 	var errs []error
 	walk(reflect.ValueOf(dst).Elem(), nil, func(path []string, v reflect.Value) {
 		name := EnvPrefix + strings.ToUpper(strings.Join(path, "_"))
 		s, ok := lookup(name)
-		if !ok || s == "" {
+		if !ok {
 			return
 		}
 		if err := setValue(v, s); err != nil {
