@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
 	"github.com/agentfleet/agentfleet/internal/logtest"
@@ -40,18 +41,7 @@ func TestHeartbeatsFollowTheConsumersAckWait(t *testing.T) {
 				t.Fatal(err)
 			}
 			logs := logtest.New()
-			ag := &agent.Agent{Name: "support", Model: agenttest.NewScriptedModel()}
-			w, err := New(context.Background(), Config{Name: "w1", AckWait: tc.worker}, Deps{
-				JS: js, Streams: sc,
-				Agents:      map[string]*agent.Runner{ag.Name: {Agent: ag, Sessions: session.NewMemory()}},
-				Locker:      session.NewMemoryLocker(),
-				Invocations: session.NewMemoryInvocations(time.Hour),
-				DLQ:         dlq.NewPublisher(js, dlq.Config{Stream: sc.DLQStream, Prefix: sc.DLQPrefix}),
-				Logger:      zerolog.New(logs),
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			w := newAckWaitWorker(t, js, sc, Config{Name: "w1", AckWait: tc.worker}, logs)
 			if got := w.heartbeatInterval(); got != tc.wantHeartbeat {
 				t.Errorf("heartbeat every %v, want %v", got, tc.wantHeartbeat)
 			}
@@ -77,18 +67,7 @@ func TestHeartbeatsFollowAConsumerAckWaitChangedWhileRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := logtest.New()
-	ag := &agent.Agent{Name: "support", Model: agenttest.NewScriptedModel()}
-	w, err := New(ctx, Config{Name: "w1", AckWait: 60 * time.Second, FetchWait: 20 * time.Millisecond, ConsumerCheckInterval: 10 * time.Millisecond}, Deps{
-		JS: js, Streams: sc,
-		Agents:      map[string]*agent.Runner{ag.Name: {Agent: ag, Sessions: session.NewMemory()}},
-		Locker:      session.NewMemoryLocker(),
-		Invocations: session.NewMemoryInvocations(time.Hour),
-		DLQ:         dlq.NewPublisher(js, dlq.Config{Stream: sc.DLQStream, Prefix: sc.DLQPrefix}),
-		Logger:      zerolog.New(logs),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := newAckWaitWorker(t, js, sc, Config{Name: "w1", AckWait: 60 * time.Second, FetchWait: 20 * time.Millisecond, ConsumerCheckInterval: 10 * time.Millisecond}, logs)
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(runCtx) }()
@@ -122,4 +101,23 @@ func TestHeartbeatsFollowAConsumerAckWaitChangedWhileRunning(t *testing.T) {
 	if n := logs.Count("heartbeats follow the consumer's"); n != 2 {
 		t.Errorf("%d warnings, want one per change:\n%s", n, logs.String())
 	}
+}
+
+// newAckWaitWorker returns a worker on the streams of sc with in-memory
+// stores and a support agent that is never called, logging to logs.
+func newAckWaitWorker(t *testing.T, js jetstream.JetStream, sc streams.Config, cfg Config, logs *logtest.Watch) *Worker {
+	t.Helper()
+	ag := &agent.Agent{Name: "support", Model: agenttest.NewScriptedModel()}
+	w, err := New(context.Background(), cfg, Deps{
+		JS: js, Streams: sc,
+		Agents:      map[string]*agent.Runner{ag.Name: {Agent: ag, Sessions: session.NewMemory()}},
+		Locker:      session.NewMemoryLocker(),
+		Invocations: session.NewMemoryInvocations(time.Hour),
+		DLQ:         dlq.NewPublisher(js, dlq.Config{Stream: sc.DLQStream, Prefix: sc.DLQPrefix}),
+		Logger:      zerolog.New(logs),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }
