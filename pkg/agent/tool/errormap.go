@@ -91,15 +91,31 @@ var (
 	ipRE         = regexp.MustCompile(`\b\d{1,3}(?:\.\d{1,3}){3}\b`)
 	// netHostPortRE: a host:port after a network word, an arrow or an at
 	// sign (Go's "dial tcp orders-db:5432", "->redis-primary:6379",
-	// "user@db:5432"), where a single-label name (a Kubernetes or compose
+	// "user@db:5432", a MySQL DSN's "tcp(orders-db:3306)"), where a
+	// single-label name (a Kubernetes or compose
 	// service) is a host too; hostPortRE needs a dot to tell a host from
 	// "code:500".
-	netHostPortRE = regexp.MustCompile(`(?i)(\b(?:tcp|udp)[46]?\s+|->|@)[a-z0-9][a-z0-9-]*:\d{1,5}\b`)
+	netHostPortRE = regexp.MustCompile(`(?i)(\b(?:tcp|udp)[46]?(?:\s+|\()|->|@)[a-z0-9][a-z0-9-]*:\d{1,5}\b`)
 	// lookupRE: the name in Go's DNS error ("lookup orders-db on
 	// 10.0.0.2:53: no such host", "lookup orders-db: ..."), only in that
 	// shape: "order lookup failed" is plain text.
 	lookupRE     = regexp.MustCompile(`(?i)\b(lookup\s+)[a-z0-9][a-z0-9.-]*(\s+on\s+\S+:|:)`)
 	internalHost = regexp.MustCompile(`(?i)\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:internal|local|lan|corp|svc|cluster\.local)\b`)
+	// ipv6RE: an IPv6 address in brackets, with a zone and a port if any
+	// (Go's "dial tcp [::1]:6379"), or bare: with "::" and a hex group
+	// beside it ("fd00:10:96::7", "::1"), or all eight groups. Times
+	// ("10:23:45") and C++ or Rust paths ("std::string") are neither.
+	ipv6RE = regexp.MustCompile(`(?i)\[[0-9a-f.]*:[0-9a-f:.]*(?:%[\w.-]+)?\](?::\d{1,5})?|\b(?:[0-9a-f]{1,4}:){1,7}:(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4}){0,6}\b)?|::[0-9a-f]{1,4}(?::[0-9a-f]{1,4}){0,6}\b|\b(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}\b`)
+	// userinfoRE: credentials before a host outside a URL
+	// ("admin:hunter2@tcp(orders-db:3306)", a MySQL DSN).
+	userinfoRE = regexp.MustCompile(`[^\s/@:()\[\]]+:[^\s/@]+@`)
+	// dsnFieldRE: a key=value DSN's secrets and host (libpq and pgx
+	// "host=orders-db user=admin password=hunter2").
+	dsnFieldRE = regexp.MustCompile(`(?i)\b(password|passwd|pwd|host|hostaddr|user|sslkey|sslpassword)=(?:'[^']*'|\S+)`)
+	// pathRE: a file path, Unix (two components or more, after a space,
+	// a quote, a bracket or the start), Windows with a drive letter, or
+	// UNC ("dial unix /var/run/redis/redis.sock", "open C:\data\x.db").
+	pathRE = regexp.MustCompile(`(?i)(^|[\s"'(=\x60])/[\w.@+-]+(?:/[\w.@+-]*)+|\b[a-z]:\\[^\s"'\x60]*|\\\\[^\s"'\x60]+`)
 )
 
 const redacted = "[redacted]"
@@ -177,7 +193,17 @@ func redactOnce(s string) string {
 	if strings.Contains(s, "://") {
 		s = urlRE.ReplaceAllString(s, redacted)
 	}
+	if strings.Contains(s, "=") {
+		s = dsnFieldRE.ReplaceAllString(s, "${1}="+redacted)
+	}
+	if strings.Contains(s, "/") || strings.Contains(s, `\`) {
+		s = pathRE.ReplaceAllString(s, "${1}"+redacted)
+	}
 	if strings.Contains(s, ":") {
+		s = ipv6RE.ReplaceAllString(s, redacted)
+		if strings.Contains(s, "@") {
+			s = userinfoRE.ReplaceAllString(s, redacted+"@")
+		}
 		s = netHostPortRE.ReplaceAllString(s, "${1}"+redacted)
 		s = hostPortRE.ReplaceAllString(s, redacted)
 	}

@@ -12,6 +12,10 @@ func sanitizeReference(s string) string {
 			return redacted
 		}
 		s = urlRE.ReplaceAllString(s, redacted)
+		s = dsnFieldRE.ReplaceAllString(s, "${1}="+redacted)
+		s = pathRE.ReplaceAllString(s, "${1}"+redacted)
+		s = ipv6RE.ReplaceAllString(s, redacted)
+		s = userinfoRE.ReplaceAllString(s, redacted+"@")
 		s = netHostPortRE.ReplaceAllString(s, "${1}"+redacted)
 		s = hostPortRE.ReplaceAllString(s, redacted)
 		s = lookupRE.ReplaceAllString(s, "${1}"+redacted+"${2}")
@@ -32,6 +36,9 @@ func FuzzSanitizeMatchesReference(f *testing.F) {
 		"host LOCALHOST:8080", "[::1]:6379", "1.2.3.4", "Kelvin \u212a", "update t set x", "drop   table t",
 		"dial tcp orders-db:5432: refused", "read tcp 10.0.0.1:4000->redis-primary:6379: reset", "user@db:5432",
 		"lookup orders-db on 10.0.0.2:53: no such host", "LOO\u212aUP x: y", "order lookup failed", "lookup a:b", "SELECT\tid\tFROM t",
+		"dial tcp [::1]:1: connect: connection refused", "no route to host fd00:10:96::7", "std::string at 10:23:45",
+		"connect admin:hunter2@tcp(orders-db:3306)/orders", "host=orders-db user=admin password='a b'",
+		"dial unix /var/run/redis/redis.sock: refused", `open C:\data\x.db: denied`, `\\srv\share\f`, "A/B test",
 	} {
 		f.Add(s)
 	}
