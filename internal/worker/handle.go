@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/internal/cooldown"
 	"github.com/agentfleet/agentfleet/pkg/agent"
+	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
 	"github.com/agentfleet/agentfleet/pkg/agent/tool"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
@@ -256,6 +257,22 @@ func (w *Worker) finish(ctx context.Context, j *job, runner *agent.Runner, out *
 			w.deadLetter(ctx, j, runner, out, cls, "model failed after retries ("+string(cls)+"); the user got a degraded answer", nil)
 			return
 		}
+		if f, failed := inBandDeadLetter(runner, out); failed {
+			// The final answer is an in-band failure the policy
+			// dead-letters (UNKNOWN: no content, an unknown finish
+			// reason): it is no answer. It stays out of the session, so
+			// a replay asks the model again; the events before it are
+			// stored.
+			if n := len(j.unstored); n > 0 && j.unstored[n-1] == out.Final {
+				j.unstored = j.unstored[:n-1]
+			}
+			if err := w.storeUnstored(ctx, j); err != nil {
+				w.nakInfra(j, "invocation", err)
+				return
+			}
+			w.deadLetter(ctx, j, runner, out, f.Class, "model answered without a usable response ("+string(f.Class)+" in band: "+f.Code+")", nil)
+			return
+		}
 		w.complete(ctx, j, out)
 	case errors.Is(runErr, agent.ErrStopped) || errors.Is(runErr, context.Canceled):
 		j.log.Info().Msg("invocation stopped at a step boundary; Nak so another worker resumes it")
@@ -288,6 +305,21 @@ func isInfra(err error) bool {
 
 // degradedClass reports whether the final response is a degraded answer
 // substituted by taxonomy.OnModelError, and the class it recorded.
+// inBandDeadLetter classifies the final response of an invocation that
+// ended without an error: a failure whose class the policy dead-letters
+// (UNKNOWN: "treating empty content as success" is the seed's failure
+// mode) is reported with true. A response a callback substituted, or none
+// (a tool ended the invocation), is not.
+func inBandDeadLetter(runner *agent.Runner, out *agent.Outcome) (taxonomy.Failure, bool) {
+	if out == nil || out.Final == nil || out.Final.Substituted {
+		return taxonomy.Failure{}, false
+	}
+	ev := out.Final
+	f, failed := taxonomy.FailureFromResponse(runner.Agent.Model.Name(), &model.Response{
+		Content: ev.Content, FinishReason: ev.FinishReason, ErrorCode: ev.ErrorCode, ErrorMessage: ev.ErrorMessage})
+	return f, failed && f.Policy().DeadLetter
+}
+
 func degradedClass(out *agent.Outcome) (taxonomy.Class, bool) {
 	if out == nil || out.Final == nil {
 		return "", false
