@@ -211,7 +211,9 @@ func (inv *invocation) runTool(ctx context.Context, fc *model.FunctionCall) tool
 }
 
 // invokeToolWithin is invokeTool bounded by the agent's ToolTimeout: an
-// error after that time (while ctx is live) becomes a *ToolTimeoutError.
+// error after that time (while ctx is live) becomes a *ToolTimeoutError,
+// but a panic: a tool that crashed as its deadline came is a bug to
+// escalate, not a timeout the model may retry.
 func (inv *invocation) invokeToolWithin(ctx context.Context, t tool.Tool, args map[string]any) (map[string]any, error) {
 	d := inv.agent.ToolTimeout
 	if d <= 0 {
@@ -220,7 +222,8 @@ func (inv *invocation) invokeToolWithin(ctx context.Context, t tool.Tool, args m
 	rctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	out, err := inv.invokeTool(rctx, t, args)
-	if err != nil && rctx.Err() != nil && ctx.Err() == nil {
+	var pe *tool.PanicError
+	if err != nil && rctx.Err() != nil && ctx.Err() == nil && !errors.As(err, &pe) {
 		err = &ToolTimeoutError{Tool: t.Name(), After: d, Err: err}
 	}
 	return out, err
