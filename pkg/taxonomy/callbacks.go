@@ -267,7 +267,11 @@ func pick(n int, one, many string) string {
 
 // DefaultDescribeTool names a completed tool call by its name and
 // arguments, e.g. "refund_order (order_id=A-1042)", sanitised and capped
-// like a tool error string.
+// like a tool error string. Each argument value is sanitised on its own,
+// so a free-text value that looks like SQL or holds an address is
+// redacted alone (left out when nothing of it is left) and the call is
+// still named ("I meant to select M from the size list" blanked the whole
+// description, and the user read "[redacted] was completed").
 func DefaultDescribeTool(t agent.CompletedTool) string {
 	keys := make([]string, 0, len(t.Args))
 	for k := range t.Args {
@@ -276,7 +280,11 @@ func DefaultDescribeTool(t agent.CompletedTool) string {
 	sort.Strings(keys)
 	args := make([]string, 0, len(keys))
 	for _, k := range keys {
-		args = append(args, fmt.Sprintf("%s=%v", k, t.Args[k]))
+		v := tool.SanitizeString(fmt.Sprint(t.Args[k]))
+		if v == "[redacted]" {
+			continue // the whole value: naming the call is what matters
+		}
+		args = append(args, k+"="+v)
 	}
 	s := "the step " + t.Name
 	if len(args) > 0 {
