@@ -262,7 +262,7 @@ func StartWorker(ctx context.Context, cfg config.Worker, getenv func(string) str
 		Locker:      inf.Stores.Locker,
 		Invocations: inf.Stores.Invocations,
 		Gate:        inf.Stores.Gate,
-		Cooldown:    inf.Stores.Cooldown,
+		Cooldown:    workerCooldown(cfg, inf.Stores.Cooldown),
 		DLQ:         dlq.NewPublisher(inf.JS, dlq.Config{Stream: inf.Streams.DLQStream, Prefix: inf.Streams.DLQPrefix}),
 		Logger:      log,
 		Metrics:     wm,
@@ -329,4 +329,15 @@ func checkLiveDLQ(ctx context.Context, js jetstream.JetStream, sc streams.Config
 		"(another worker's or an earlier streams.dlq_max_age: workers never shorten it): set idempotency.retention to at least %v, "+
 		"or shorten the stream by hand first (nats stream edit %s --max-age <age>)",
 		retention, name, live, live+idempotency.RetentionSlack, name)
+}
+
+// workerCooldown is the fleet cooldown the worker checks before it starts a
+// request: none when cooldown.disabled turns the breaker off, which the
+// model wrapper honours too (the worker went on putting requests back while
+// another worker's cooldown was open).
+func workerCooldown(cfg config.Worker, store cooldown.Store) cooldown.Store {
+	if cfg.Cooldown.Disabled {
+		return nil
+	}
+	return store
 }

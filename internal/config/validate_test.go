@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -94,5 +95,25 @@ func TestReplayerValidateRejectsNegatives(t *testing.T) {
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.key) {
 			t.Errorf("%s negative: Validate = %v, want an error naming it", tc.key, err)
 		}
+	}
+}
+
+// nats.url and embedded.enabled together are refused: embedded mode
+// connects to its own server, so the URL was ignored and the worker
+// consumed nothing from the server producers publish to while it reported
+// ready (a copied config file with embedded.enabled: true and a deployment's
+// AGENTFLEET_NATS_URL, or --embedded --nats-url).
+func TestValidateRefusesANATSURLWithEmbeddedMode(t *testing.T) {
+	c := config.DefaultWorker()
+	c.NATS.URL, c.Embedded.Enabled = "nats://user:secret@prod:4222", true
+	err := c.Validate()
+	if err == nil || !strings.Contains(err.Error(), "nats.url") || !strings.Contains(err.Error(), "embedded.enabled") {
+		t.Fatalf("Validate = %v; want an error naming nats.url and embedded.enabled", err)
+	}
+	if strings.Contains(err.Error(), "secret") {
+		t.Fatalf("the error shows the URL's password: %v", err)
+	}
+	if _, err := config.LoadWorker([]string{"--embedded", "--nats-url", "nats://prod:4222"}, func(string) (string, bool) { return "", false }, io.Discard); err == nil {
+		t.Fatal("LoadWorker accepted --embedded with --nats-url")
 	}
 }

@@ -269,6 +269,12 @@ func (c Worker) Validate() error {
 	if c.NATS.URL == "" && !c.Embedded.Enabled {
 		add("nats.url is empty and embedded mode is off")
 	}
+	if c.NATS.URL != "" && c.Embedded.Enabled {
+		// Embedded mode connects to its own server: the URL would be
+		// ignored, and the worker would consume nothing from it while
+		// reporting ready.
+		add("nats.url (%s) is set and embedded.enabled is on: set one or the other", RedactURL(c.NATS.URL))
+	}
 	if c.Worker.Concurrency < 1 {
 		add("worker.concurrency must be at least 1")
 	}
