@@ -318,7 +318,9 @@ func TestWaitEndedByContextIsInProgressError(t *testing.T) {
 	s := idempotency.NewMemory()
 	tl := &fnTool{name: "refund", fn: func(context.Context, map[string]any) (map[string]any, error) { return tool.OK(nil), nil }}
 	m := idempotency.NewMetrics(prometheus.NewRegistry())
-	w := idempotency.Wrap(tl, s, idempotency.Options{Lease: time.Minute, WaitTimeout: time.Minute, Metrics: m})
+	// The first claim answers whatever the deadline (on a loaded machine
+	// the 50ms could end before it did): the deadline ends the wait.
+	w := idempotency.Wrap(tl, &firstClaimAnswers{Store: s}, idempotency.Options{Lease: time.Minute, WaitTimeout: time.Minute, Metrics: m})
 	args := map[string]any{"order_id": "A-1"}
 	key, err := idempotency.DeriveKey(idempotency.KeyInput{Agent: "support", InvocationID: "inv-1", Tool: "refund", Args: args})
 	if err != nil {
@@ -346,6 +348,19 @@ func TestWaitEndedByContextIsInProgressError(t *testing.T) {
 	if got := testutil.ToFloat64(m.InProgressConflicts.WithLabelValues("support", "refund")); got != 1 {
 		t.Fatalf("%s = %v, want 1", idempotency.MetricInProgressConflicts, got)
 	}
+}
+
+// firstClaimAnswers runs its first Claim without the caller's deadline.
+type firstClaimAnswers struct {
+	idempotency.Store
+	n atomic.Int32
+}
+
+func (s *firstClaimAnswers) Claim(ctx context.Context, req idempotency.ClaimRequest) (idempotency.Claim, error) {
+	if s.n.Add(1) == 1 {
+		ctx = context.WithoutCancel(ctx)
+	}
+	return s.Store.Claim(ctx, req)
 }
 
 // partitioned is a store that stops answering once the claim is made (a
