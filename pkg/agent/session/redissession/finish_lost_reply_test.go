@@ -6,9 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/agentfleet/agentfleet/internal/redistest"
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
 	"github.com/agentfleet/agentfleet/pkg/agent/session/redissession"
@@ -23,14 +20,7 @@ func TestFinishWithEventsWithALostReplyAnswersAsItsFirstRun(t *testing.T) {
 	for _, st := range []session.InvocationStatus{session.InvocationDeadLettered, session.InvocationFailed} {
 		t.Run(string(st), func(t *testing.T) {
 			const marker = "finish-lost-reply-marker"
-			rdb, prefix := redistest.Client(t)
-			p := redistest.NewReplyDropper(t, rdb.Options().Addr, marker)
-			opts := *rdb.Options()
-			opts.Addr = p.Addr()
-			opts.MaxRetries = 3 // sends a command again after a lost reply
-			proxied := redis.NewClient(&opts)
-			t.Cleanup(func() { proxied.Close() })
-			cfg := redissession.Config{Prefix: prefix}
+			p, proxied, rdb, cfg := proxiedClient(t, marker)
 			g, err := redissession.NewGate(proxied, cfg)
 			if err != nil {
 				t.Fatal(err)

@@ -54,12 +54,11 @@ func TestAppendWithALostReplyIsNotRepeated(t *testing.T) {
 	}
 }
 
-// proxiedParts returns Invocations and a Gate on a client through a proxy
-// that drops the reply to the first request holding marker (the client
-// sends a command again after a lost reply), and Invocations
-// on a direct client to the same keys. The scripts are loaded first, so
-// the request whose reply is lost is one that ran.
-func proxiedParts(t *testing.T, marker string) (*redistest.ReplyDropper, *redissession.Gate, *redissession.Invocations, *redissession.Invocations) {
+// proxiedClient returns a proxy that drops the reply to the first request
+// holding marker, a client through it that sends a command again after a
+// lost reply, a direct client, and a Config with a key prefix of the
+// test's own.
+func proxiedClient(t *testing.T, marker string) (*redistest.ReplyDropper, *redis.Client, *redis.Client, redissession.Config) {
 	t.Helper()
 	rdb, prefix := redistest.Client(t)
 	p := redistest.NewReplyDropper(t, rdb.Options().Addr, marker)
@@ -68,7 +67,17 @@ func proxiedParts(t *testing.T, marker string) (*redistest.ReplyDropper, *rediss
 	opts.MaxRetries = 3 // sends a command again after a lost reply
 	proxied := redis.NewClient(&opts)
 	t.Cleanup(func() { proxied.Close() })
-	cfg := redissession.Config{Prefix: prefix}
+	return p, proxied, rdb, redissession.Config{Prefix: prefix}
+}
+
+// proxiedParts returns Invocations and a Gate on a client through a proxy
+// that drops the reply to the first request holding marker (the client
+// sends a command again after a lost reply), and Invocations
+// on a direct client to the same keys. The scripts are loaded first, so
+// the request whose reply is lost is one that ran.
+func proxiedParts(t *testing.T, marker string) (*redistest.ReplyDropper, *redissession.Gate, *redissession.Invocations, *redissession.Invocations) {
+	t.Helper()
+	p, proxied, rdb, cfg := proxiedClient(t, marker)
 	g, err := redissession.NewGate(proxied, cfg)
 	if err != nil {
 		t.Fatal(err)
