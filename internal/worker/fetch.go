@@ -190,5 +190,8 @@ func (w *Worker) rebind(ctx context.Context) error {
 		return fmt.Errorf("worker: restore consumer %s on stream %s: %w", sc.WorkerConsumer, sc.RequestsStream, err)
 	}
 	w.cons = cons
+	if info := cons.CachedInfo(); info != nil {
+		w.followAckWait(info.Config.AckWait)
+	}
 	return nil
 }

@@ -103,10 +103,6 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker: bind consumer %s/%s: %w", sc.RequestsStream, sc.WorkerConsumer, err)
 	}
-	// Heartbeats must come within the consumer's AckWait as the server
-	// has it (the last streams.Ensure set it, maybe another process's), not
-	// only as this worker was told: a shorter one would redeliver running
-	// invocations to another worker.
 	gate := deps.Gate
 	if gate == nil {
 		gate = session.NewGate(deps.Locker, deps.Invocations)
@@ -124,6 +120,10 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 		stopping: stopping,
 		stopRuns: stopRuns,
 	}
+	// Heartbeats must come within the consumer's AckWait as the server
+	// has it (the last streams.Ensure set it, maybe another process's), not
+	// only as this worker was told: a shorter one would redeliver running
+	// invocations to another worker. Run reads it again while it runs.
 	w.ackWait.Store(int64(cfg.AckWait))
 	if info := cons.CachedInfo(); info != nil {
 		w.followAckWait(info.Config.AckWait)
@@ -154,18 +154,28 @@ func (w *Worker) followAckWait(consumer time.Duration) {
 	}
 }
 
-// checkConsumer reads the consumer's AckWait again when
-// ConsumerCheckInterval has passed since the last read (a failed read is
-// tried at the next check; the fetches report a consumer that is gone).
-func (w *Worker) checkConsumer(ctx context.Context, last *time.Time) {
-	if time.Since(*last) < w.cfg.ConsumerCheckInterval {
-		return
-	}
-	*last = time.Now()
-	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if info, err := w.cons.Info(ictx); err == nil {
-		w.followAckWait(info.Config.AckWait)
+// watchConsumer reads the consumer's AckWait every ConsumerCheckInterval
+// until ctx ends, also while every slot is busy (when running invocations
+// need their heartbeats most). A failed read is tried at the next tick;
+// the fetches report a consumer that is gone. It looks the consumer up by
+// name: Run's loop owns w.cons.
+func (w *Worker) watchConsumer(ctx context.Context) {
+	t := time.NewTicker(w.cfg.ConsumerCheckInterval)
+	defer t.Stop()
+	sc := w.deps.Streams
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if cons, err := w.deps.JS.Consumer(ictx, sc.RequestsStream, sc.WorkerConsumer); err == nil {
+			if info := cons.CachedInfo(); info != nil {
+				w.followAckWait(info.Config.AckWait)
+			}
+		}
+		cancel()
 	}
 }
 
@@ -206,9 +216,11 @@ func (w *Worker) Run(ctx context.Context) error {
 
 	w.log.Info().Int("concurrency", w.cfg.Concurrency).Msg("worker consuming")
 	health := newFetchHealth()
-	lastCheck := time.Now() // New read the consumer
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() { defer close(watched); w.watchConsumer(watchCtx) }()
+	defer func() { stopWatch(); <-watched }()
 	for ctx.Err() == nil {
-		w.checkConsumer(ctx, &lastCheck)
 		// Wait for at least one free slot, then take every free one.
 		select {
 		case <-ctx.Done():
