@@ -130,10 +130,18 @@ func (c *call) claim(ctx context.Context, req ClaimRequest) (Claim, error) {
 		backoff.WithMaxElapsedTime(0),
 	)
 	sawInProgress := false
+	var last Claim // the last in-progress answer, while waiting
 	for {
 		sctx, cancel := context.WithTimeout(ctx, o.StoreTimeout)
 		cl, err := c.w.store.Claim(sctx, req)
 		cancel()
+		if err != nil && sawInProgress && ctx.Err() != nil {
+			// The caller's context ended the wait during a poll: the key
+			// is still another owner's as far as anyone knows, and the
+			// store did nothing wrong.
+			c.w.opts.Metrics.inProgressConflict(c.agent, c.tool)
+			return Claim{}, &InProgressError{Key: req.Key, Owner: last.Record.Owner, LeaseUntil: last.Record.LeaseUntil, Waited: time.Since(start), Err: ctx.Err()}
+		}
 		if err != nil {
 			c.w.opts.Metrics.claim(c.agent, c.tool, "error")
 			c.w.opts.Metrics.storeError(c.agent, c.tool, "claim")
@@ -151,7 +159,7 @@ func (c *call) claim(ctx context.Context, req ClaimRequest) (Claim, error) {
 		if cl.Outcome != OutcomeInProgress {
 			return cl, nil
 		}
-		sawInProgress = true
+		sawInProgress, last = true, cl
 		waited := time.Since(start)
 		remaining := o.WaitTimeout - waited
 		if remaining <= 0 {

@@ -509,3 +509,46 @@ func TestNoRenewalGoroutineBeforeTheFirstRenewal(t *testing.T) {
 		t.Fatalf("%d calls in their tools held %d goroutines; want about %d (no renewer before its first renewal)", calls, n, calls)
 	}
 }
+
+// pollEndsWithDeadline answers the first claim from its store, and every
+// later one only when the caller's context ends, with the store error a
+// claim cut by its context gets: the deadline lands inside a poll.
+type pollEndsWithDeadline struct {
+	idempotency.Store
+	n atomic.Int32
+}
+
+func (s *pollEndsWithDeadline) Claim(ctx context.Context, req idempotency.ClaimRequest) (idempotency.Claim, error) {
+	if s.n.Add(1) == 1 {
+		return s.Store.Claim(context.WithoutCancel(ctx), req)
+	}
+	<-ctx.Done()
+	return idempotency.Claim{}, &idempotency.StoreError{Backend: "memory", Op: "claim", Err: ctx.Err()}
+}
+
+// The caller's context ending during a poll of a wait for another owner
+// is the wait ended by the context, as when it ends between polls: an
+// InProgressError by that owner wrapping the deadline, not a store outage.
+// (It was a StoreError, counted as one, and failed
+// TestWaitEndedByContextIsInProgressError on a loaded machine.)
+func TestWaitEndedDuringAPollIsInProgressError(t *testing.T) {
+	s := idempotency.NewMemory()
+	tl := &fnTool{name: "refund", fn: func(context.Context, map[string]any) (map[string]any, error) { return tool.OK(nil), nil }}
+	m := idempotency.NewMetrics(prometheus.NewRegistry())
+	w := idempotency.Wrap(tl, &pollEndsWithDeadline{Store: s}, idempotency.Options{Lease: time.Minute, WaitTimeout: time.Minute, Metrics: m})
+	args := map[string]any{"order_id": "A-1"}
+	key, err := idempotency.DeriveKey(idempotency.KeyInput{Agent: "support", InvocationID: "inv-1", Tool: "refund", Args: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Claim(context.Background(), idempotency.ClaimRequest{Ticket: idempotency.Ticket{Key: key.String(), InvocationID: "inv-1", Owner: "other"}, Lease: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(toolCtx("inv-1"), 100*time.Millisecond)
+	defer cancel()
+	_, err = w.Run(ctx, args)
+	var ipe *idempotency.InProgressError
+	if !errors.As(err, &ipe) || ipe.Owner != "other" || !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, idempotency.ErrStoreUnavailable) {
+		t.Fatalf("Run = %v, want an InProgressError by other wrapping the deadline, not a store error", err)
+	}
+}
