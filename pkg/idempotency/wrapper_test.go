@@ -322,16 +322,10 @@ func TestWaitEndedByContextIsInProgressError(t *testing.T) {
 	// the 50ms could end before it did): the deadline ends the wait.
 	w := idempotency.Wrap(tl, &firstClaimAnswers{Store: s}, idempotency.Options{Lease: time.Minute, WaitTimeout: time.Minute, Metrics: m})
 	args := map[string]any{"order_id": "A-1"}
-	key, err := idempotency.DeriveKey(idempotency.KeyInput{Agent: "support", InvocationID: "inv-1", Tool: "refund", Args: args})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Claim(context.Background(), idempotency.ClaimRequest{Ticket: idempotency.Ticket{Key: key.String(), InvocationID: "inv-1", Owner: "other"}, Lease: time.Minute}); err != nil {
-		t.Fatal(err)
-	}
+	claimedByOther(t, s, args)
 	ctx, cancel := context.WithTimeout(toolCtx("inv-1"), 50*time.Millisecond)
 	defer cancel()
-	_, err = w.Run(ctx, args)
+	_, err := w.Run(ctx, args)
 	var ipe *idempotency.InProgressError
 	if !errors.As(err, &ipe) || ipe.Owner != "other" || !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, idempotency.ErrInProgress) {
 		t.Fatalf("Run = %v, want an InProgressError by other wrapping the deadline", err)
@@ -537,18 +531,25 @@ func TestWaitEndedDuringAPollIsInProgressError(t *testing.T) {
 	m := idempotency.NewMetrics(prometheus.NewRegistry())
 	w := idempotency.Wrap(tl, &pollEndsWithDeadline{Store: s}, idempotency.Options{Lease: time.Minute, WaitTimeout: time.Minute, Metrics: m})
 	args := map[string]any{"order_id": "A-1"}
+	claimedByOther(t, s, args)
+	ctx, cancel := context.WithTimeout(toolCtx("inv-1"), 100*time.Millisecond)
+	defer cancel()
+	_, err := w.Run(ctx, args)
+	var ipe *idempotency.InProgressError
+	if !errors.As(err, &ipe) || ipe.Owner != "other" || !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, idempotency.ErrStoreUnavailable) {
+		t.Fatalf("Run = %v, want an InProgressError by other wrapping the deadline, not a store error", err)
+	}
+}
+
+// claimedByOther claims the key of refund(args) in invocation inv-1 for
+// the owner "other" in s, with a minute's lease.
+func claimedByOther(t *testing.T, s idempotency.Store, args map[string]any) {
+	t.Helper()
 	key, err := idempotency.DeriveKey(idempotency.KeyInput{Agent: "support", InvocationID: "inv-1", Tool: "refund", Args: args})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Claim(context.Background(), idempotency.ClaimRequest{Ticket: idempotency.Ticket{Key: key.String(), InvocationID: "inv-1", Owner: "other"}, Lease: time.Minute}); err != nil {
 		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(toolCtx("inv-1"), 100*time.Millisecond)
-	defer cancel()
-	_, err = w.Run(ctx, args)
-	var ipe *idempotency.InProgressError
-	if !errors.As(err, &ipe) || ipe.Owner != "other" || !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, idempotency.ErrStoreUnavailable) {
-		t.Fatalf("Run = %v, want an InProgressError by other wrapping the deadline, not a store error", err)
 	}
 }
