@@ -48,3 +48,29 @@ func TestCooldownRefusalIsNotAProviderAttempt(t *testing.T) {
 		t.Errorf("final error = %v, want a GaveUpError (%s) after 1 provider attempt", err, retry.ReasonNotSent)
 	}
 }
+
+// With PerAttempt accounting the budget counts provider requests: a retry
+// the fleet cooldown refuses made none, so the invocation's budget does not
+// count it (it was charged before the refusal and is given back).
+func TestPerAttemptDoesNotChargeARefusedRetry(t *testing.T) {
+	var providerCalls atomic.Int32
+	provider := model.Func{ModelName: "scripted", Generate: func(ctx context.Context, r *model.Request, stream bool) iter.Seq2[*model.Response, error] {
+		providerCalls.Add(1)
+		return model.Single(nil, server503())
+	}}
+	ccfg := cooldown.Config{Window: 10 * time.Second, Buckets: 10, Threshold: 0.5, MinCalls: 1, Duration: time.Minute, CheckInterval: time.Minute}
+	guarded := cooldown.Wrap(provider, cooldown.NewMemory(ccfg), ccfg, func(err error) bool {
+		return taxonomy.PolicyFor(taxonomy.ClassifyError(err)).Retryable
+	})
+	m, _ := newModel(t, guarded, retry.Config{MaxAttempts: 3, Accounting: retry.PerAttempt})
+	b := model.NewCallBudget(5)
+	_ = b.Charge() // the agent loop's charge for this step
+	_, err := collect(m.GenerateContent(model.WithCallBudget(context.Background(), b), req, false))
+	var oe *cooldown.OpenError
+	if !errors.As(err, &oe) {
+		t.Fatalf("want the breaker's refusal on the retry, got %v", err)
+	}
+	if providerCalls.Load() != 1 || b.Used() != 1 {
+		t.Fatalf("provider called %d time(s), budget used %d; want 1 and 1", providerCalls.Load(), b.Used())
+	}
+}

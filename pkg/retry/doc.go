@@ -21,7 +21,10 @@
 //     attempt, and no attempt starts that the deadline cannot wait for.
 //
 // Waits follow an exponential schedule from github.com/cenkalti/backoff/v4
-// with full jitter, or the server's hint when it sent one.
+// with full jitter. When the server sent a hint, the wait is the hint plus
+// a random spread of up to a fifth of it (never shorter than the server
+// asked; the spread is left out when only the hint fits the deadline), so
+// the workers one rate limit refused do not all come back at once.
 //
 // Model-call budget semantics are selectable (Config.Accounting): by default
 // the attempts inside one call count as one model call (ADK Java's

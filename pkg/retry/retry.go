@@ -101,6 +101,7 @@ func (r *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 		r.metrics.ModelCall(name)
 		sched := r.schedule()
 		var lastErr error // the last provider attempt's error
+		charged := false  // PerAttempt charged the budget for this attempt
 		for attempt := 1; ; attempt++ {
 			emitted, err, stopped := r.attempt(ctx, req, stream, yield)
 			notSent := err != nil && errors.Is(err, model.ErrNotSent)
@@ -117,9 +118,13 @@ func (r *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 			if notSent {
 				// Refused before the provider (the fleet cooldown opened
 				// after the last attempt): not an attempt and not a
-				// failure of its own. The first attempt's refusal is
-				// returned as it is; a later one as the last provider
-				// failure, with the refusal as its cause.
+				// failure of its own, so PerAttempt's charge for it is
+				// given back. The first attempt's refusal is returned as
+				// it is; a later one as the last provider failure, with
+				// the refusal as its cause.
+				if charged {
+					model.CallBudgetFrom(ctx).Refund()
+				}
 				if attempt > 1 {
 					err = &GaveUpError{Model: name, Attempts: attempt - 1, Reason: ReasonNotSent, Err: lastErr, Cause: err}
 				}
@@ -155,15 +160,24 @@ func (r *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 				return
 			}
 			now := r.now()
+			deadline, hasDeadline := ctx.Deadline()
+			fits := func(d time.Duration) bool { return !hasDeadline || now.Add(d).Before(deadline) }
 			wait := r.jitter(sched.NextBackOff())
 			if hint, ok := ServerHint(err, now); ok {
 				if hint > r.cfg.MaxHint {
 					yield(nil, gaveUp(ReasonHintTooLong, nil))
 					return
 				}
+				// The hint is the shortest wait; a spread of up to a fifth
+				// of it on top keeps the workers the same 429 reached from
+				// coming back at the same instant. Without the spread when
+				// only the hint itself fits the deadline.
 				wait = hint
+				if spread := hint + r.jitter(hint/hintSpreadDivisor); fits(spread) {
+					wait = spread
+				}
 			}
-			if deadline, ok := ctx.Deadline(); ok && !now.Add(wait).Before(deadline) {
+			if !fits(wait) {
 				yield(nil, gaveUp(ReasonDeadline, nil))
 				return
 			}
@@ -176,6 +190,7 @@ func (r *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 					yield(nil, gaveUp(ReasonCallBudget, berr))
 					return
 				}
+				charged = true
 			}
 		}
 	}
@@ -224,6 +239,10 @@ func (r *Model) schedule() *backoff.ExponentialBackOff {
 		backoff.WithMaxElapsedTime(0),
 	)
 }
+
+// hintSpreadDivisor sets the random spread added to a server hint: up to
+// hint/hintSpreadDivisor.
+const hintSpreadDivisor = 5
 
 // fullJitter returns a uniformly random duration in [0, max] ("full
 // jitter": spreads synchronized clients over the whole interval).

@@ -302,11 +302,56 @@ func TestRetry_HintWithinCapIsTheWait(t *testing.T) {
 			if _, err := collect(m.GenerateContent(context.Background(), req, false)); err != nil {
 				t.Fatal(err)
 			}
-			if w := fx.clock.Waits(); len(w) != 1 || w[0] != tc.want {
-				t.Fatalf("waits %v, want [%v]", w, tc.want)
+			// noJitter spreads by the most: the hint and a fifth of it.
+			if w, want := fx.clock.Waits(), tc.want+tc.want/5; len(w) != 1 || w[0] != want {
+				t.Fatalf("waits %v, want [%v]", w, want)
 			}
 		})
 	}
+}
+
+// The hint is the shortest wait, whatever the jitter draws, and the spread
+// on top of it is what the jitter drew from [0, hint/5].
+func TestRetry_HintSpread(t *testing.T) {
+	hint := 10 * time.Second
+	for _, tc := range []struct {
+		name   string
+		jitter func(time.Duration) time.Duration
+		want   time.Duration
+	}{
+		{"no spread drawn", func(time.Duration) time.Duration { return 0 }, hint},
+		{"half the spread", func(max time.Duration) time.Duration { return max / 2 }, hint + time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []time.Duration
+			llm := agenttest.NewScriptedModel(agenttest.Fail(&model.ProviderError{StatusCode: 429, RetryAfter: hint}), agenttest.Reply(agenttest.Text("ok")))
+			m, err := retry.New(llm, retry.Config{DisableBudget: true}, retry.WithJitter(tc.jitter),
+				retry.WithSleep(func(_ context.Context, d time.Duration) error { got = append(got, d); return nil }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := collect(m.GenerateContent(context.Background(), req, false)); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 || got[0] != tc.want {
+				t.Fatalf("waits %v, want [%v]", got, tc.want)
+			}
+		})
+	}
+	t.Run("only the hint fits the deadline", func(t *testing.T) {
+		llm := agenttest.NewScriptedModel(agenttest.Fail(&model.ProviderError{StatusCode: 429, RetryAfter: hint}), agenttest.Reply(agenttest.Text("ok")))
+		m, fx := newModel(t, llm, retry.Config{})
+		deadline := time.Now().Add(time.Hour)
+		fx.clock.now = deadline.Add(-hint - time.Second) // the hint fits, the hint and a fifth do not
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		defer cancel()
+		if _, err := collect(m.GenerateContent(ctx, req, false)); err != nil {
+			t.Fatal(err)
+		}
+		if w := fx.clock.Waits(); len(w) != 1 || w[0] != hint {
+			t.Fatalf("waits %v, want [%v]", w, hint)
+		}
+	})
 }
 
 // During a full outage the retry budget holds provider attempts to about

@@ -55,6 +55,21 @@ func (b *CallBudget) Charge() error {
 	return nil
 }
 
+// Refund gives back one charged call: a charge for a call that was then
+// not made (a retry the fleet cooldown refused before the provider). It
+// never takes the count below zero.
+func (b *CallBudget) Refund() {
+	if b == nil {
+		return
+	}
+	for {
+		n := b.used.Load()
+		if n <= 0 || b.used.CompareAndSwap(n, n-1) {
+			return
+		}
+	}
+}
+
 // Preload records n calls already made (a resumed invocation's earlier
 // calls) without checking the limit.
 func (b *CallBudget) Preload(n int) {
