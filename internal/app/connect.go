@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+	"github.com/gofrs/flock"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/redis/go-redis/v9"
@@ -59,10 +61,39 @@ func ConnectNATS(cfg config.NATS, name string, log zerolog.Logger) (*nats.Conn, 
 	return nc, nil
 }
 
+// ErrDataDirInUse is returned (wrapped) by StartEmbedded when another
+// embedded server, in this process or another, holds the data dir: two
+// JetStream servers writing one store would corrupt it.
+var ErrDataDirInUse = errors.New("embedded: data dir in use by another embedded server")
+
+// embeddedLockFile is the file under the data dir whose lock an embedded
+// server holds while it runs.
+const embeddedLockFile = ".agentfleet.lock"
+
+// Embedded is an in-process nats-server (the embedded mode) that holds its
+// data dir's lock until Close.
+type Embedded struct {
+	*server.Server
+	lock      *flock.Flock
+	closeOnce sync.Once
+}
+
+// Close shuts the server down, waits until it has, and then releases the
+// data dir. It may be called more than once.
+func (e *Embedded) Close() {
+	e.closeOnce.Do(func() {
+		e.Shutdown()
+		e.WaitForShutdown()
+		_ = e.lock.Unlock()
+	})
+}
+
 // StartEmbedded starts an in-process nats-server with JetStream storing
 // under cfg.DataDir, listening on 127.0.0.1:cfg.Port (-1: a free port; 0:
-// config.DefaultEmbeddedPort, 4223).
-func StartEmbedded(cfg config.Embedded, log zerolog.Logger) (*server.Server, error) {
+// config.DefaultEmbeddedPort, 4223). It first takes an exclusive lock on
+// the data dir (a file lock, released by Close or when the process ends)
+// and fails with ErrDataDirInUse if another embedded server holds it.
+func StartEmbedded(cfg config.Embedded, log zerolog.Logger) (*Embedded, error) {
 	cfg = cfg.WithDefaults()
 	dir, err := filepath.Abs(cfg.DataDir)
 	if err != nil {
@@ -71,6 +102,20 @@ func StartEmbedded(cfg config.Embedded, log zerolog.Logger) (*server.Server, err
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("embedded: data dir: %w", err)
 	}
+	lock := flock.New(filepath.Join(dir, embeddedLockFile))
+	locked, err := lock.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("embedded: lock data dir %s: %w", dir, err)
+	}
+	if !locked {
+		return nil, fmt.Errorf("%w: %s (stop the other worker, or give this one its own embedded.data_dir)", ErrDataDirInUse, dir)
+	}
+	started := false
+	defer func() {
+		if !started {
+			_ = lock.Unlock()
+		}
+	}()
 	s, err := server.NewServer(&server.Options{
 		ServerName: "agentfleet-embedded", Host: "127.0.0.1", Port: cfg.Port,
 		JetStream: true, StoreDir: dir, NoSigs: true, NoLog: true,
@@ -81,14 +126,16 @@ func StartEmbedded(cfg config.Embedded, log zerolog.Logger) (*server.Server, err
 	go s.Start()
 	if !s.ReadyForConnections(15 * time.Second) {
 		s.Shutdown()
+		s.WaitForShutdown()
 		if cfg.Port < 0 {
 			return nil, errors.New("embedded: server on a free port of 127.0.0.1 not ready within 15s")
 		}
 		return nil, fmt.Errorf("embedded: server on 127.0.0.1:%d not ready within 15s (is the port taken? set embedded.port)", cfg.Port)
 	}
+	started = true
 	log.Info().Str("mode", "embedded").Str("url", s.ClientURL()).Str("data_dir", dir).
 		Msg("embedded NATS server with JetStream started")
-	return s, nil
+	return &Embedded{Server: s, lock: lock}, nil
 }
 
 // ConnectRedis returns a client for cfg (URL, username, password, TLS) and

@@ -19,7 +19,7 @@ func TestEmbeddedPortZeroMeans4223(t *testing.T) {
 	if err != nil {
 		t.Fatalf("embedded.port 0 (documented: 4223): %v", err)
 	}
-	defer func() { s.Shutdown(); s.WaitForShutdown() }()
+	defer s.Close()
 	if u := s.ClientURL(); !strings.HasSuffix(u, ":4223") {
 		t.Errorf("embedded.port 0 (documented: 4223) listens at %s", u)
 	}

@@ -88,7 +88,7 @@ func Connect(ctx context.Context, cfg config.Worker, log zerolog.Logger) (*Infra
 		if err != nil {
 			return nil, err
 		}
-		inf.close = append(inf.close, func() { srv.Shutdown(); srv.WaitForShutdown() })
+		inf.close = append(inf.close, srv.Close)
 		url = srv.ClientURL()
 	} else {
 		log.Info().Str("mode", "external").Str("url", config.RedactURL(url)).Msg("connecting to NATS")

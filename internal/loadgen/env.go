@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/redis/go-redis/v9"
@@ -26,7 +25,7 @@ type env struct {
 	run      string // random suffix of every name this run creates
 	natsURL  string
 	redisURL string // "" when embedded
-	srv      *server.Server
+	srv      *app.Embedded
 	dataDir  string
 	nc       *nats.Conn // the load generator's own connection
 	js       jetstream.JetStream
@@ -133,8 +132,7 @@ func (e *env) close(ctx context.Context) error {
 		e.nc.Close()
 	}
 	if e.srv != nil {
-		e.srv.Shutdown()
-		e.srv.WaitForShutdown()
+		e.srv.Close()
 	}
 	if e.dataDir != "" {
 		_ = os.RemoveAll(e.dataDir)
