@@ -108,9 +108,9 @@ func FuzzFitResult(f *testing.F) {
 		err := fitResult(res, limit)
 		if err != nil {
 			empty := mk()
-			empty.Content, empty.Truncated = "", true
+			empty.Content, empty.UserMessage, empty.Truncated = "", "", true
 			if b, _ := empty.Encode(); limit <= 0 || len(b) <= limit {
-				t.Fatalf("fitResult(limit %d) failed though the result without content fits (%d bytes): %v", limit, len(b), err)
+				t.Fatalf("fitResult(limit %d) failed though the result without content and message fits (%d bytes): %v", limit, len(b), err)
 			}
 			return
 		}
@@ -131,11 +131,27 @@ func FuzzFitResult(f *testing.F) {
 		if !utf8.ValidString(res.Content) || !strings.HasPrefix(full, res.Content) {
 			t.Fatalf("kept %q: not a valid prefix of %q", res.Content, full)
 		}
+		fullMsg := strings.ToValidUTF8(userMsg, "\uFFFD")
+		if !utf8.ValidString(res.UserMessage) || !strings.HasPrefix(fullMsg, res.UserMessage) {
+			t.Fatalf("kept message %q: not a valid prefix of %q", res.UserMessage, fullMsg)
+		}
+		msgCut := res.UserMessage != fullMsg
+		if msgCut && (res.Content != "" || !res.Truncated) {
+			t.Fatalf("message cut with content %q kept, truncated %v: the content goes first", res.Content, res.Truncated)
+		}
 		cut := res.Content != full
 		if cut && !res.Truncated || !cut && res.Truncated != truncated {
 			t.Fatalf("cut %v, truncated %v (was %v)", cut, res.Truncated, truncated)
 		}
-		if cut {
+		if msgCut {
+			_, size := utf8.DecodeRuneInString(fullMsg[len(res.UserMessage):])
+			longer := *res
+			longer.UserMessage = fullMsg[:len(res.UserMessage)+size]
+			if lb, _ := longer.Encode(); len(lb) <= limit {
+				t.Fatalf("message cut to %d bytes though %d fit (%d <= %d)", len(res.UserMessage), len(longer.UserMessage), len(lb), limit)
+			}
+		}
+		if cut && !msgCut {
 			_, size := utf8.DecodeRuneInString(full[len(res.Content):])
 			longer := *res
 			longer.Content = full[:len(res.Content)+size]
@@ -144,7 +160,7 @@ func FuzzFitResult(f *testing.F) {
 			}
 		}
 		again := *res
-		if err := fitResult(&again, limit); err != nil || again.Content != res.Content || again.Truncated != res.Truncated {
+		if err := fitResult(&again, limit); err != nil || again.Content != res.Content || again.UserMessage != res.UserMessage || again.Truncated != res.Truncated {
 			t.Fatalf("a second fit changed the result (%v)", err)
 		}
 		var back envelope.Result

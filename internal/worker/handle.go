@@ -188,7 +188,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 			if rec.Error != "" {
 				reason += "; last error: " + rec.Error
 			}
-			w.deadLetter(ctx, j, runner, nil, taxonomy.Unknown, reason, nil)
+			w.deadLetter(ctx, j, runner, nil, taxonomy.Unknown, reason)
 			return
 		}
 		running.Result = runningRecord(j.replay, j.attemptsBase, j.budgetBase)
@@ -254,7 +254,7 @@ func (w *Worker) finish(ctx context.Context, j *job, runner *agent.Runner, out *
 				w.nakInfra(j, "invocation", err)
 				return
 			}
-			w.deadLetter(ctx, j, runner, out, cls, "model failed after retries ("+string(cls)+"); the user got a degraded answer", nil)
+			w.deadLetter(ctx, j, runner, out, cls, "model failed after retries ("+string(cls)+"); the user got a degraded answer")
 			return
 		}
 		if f, failed := inBandDeadLetter(runner, out); failed {
@@ -270,7 +270,11 @@ func (w *Worker) finish(ctx context.Context, j *job, runner *agent.Runner, out *
 				w.nakInfra(j, "invocation", err)
 				return
 			}
-			w.deadLetter(ctx, j, runner, out, f.Class, "model answered without a usable response ("+string(f.Class)+" in band: "+f.Code+")", nil)
+			// Nor is it what the user is told: the result says MsgFailed
+			// (a copy of the outcome without the final response).
+			noAnswer := *out
+			noAnswer.Final = nil
+			w.deadLetter(ctx, j, runner, &noAnswer, f.Class, "model answered without a usable response ("+string(f.Class)+" in band: "+f.Code+")")
 			return
 		}
 		w.complete(ctx, j, out)
@@ -290,7 +294,7 @@ func (w *Worker) finish(ctx context.Context, j *job, runner *agent.Runner, out *
 		w.nakInfra(j, "invocation", runErr)
 	default:
 		f := taxonomy.FailureFromError(runner.Agent.Model.Name(), runErr)
-		w.deadLetter(ctx, j, runner, out, f.Class, runErr.Error(), runErr)
+		w.deadLetter(ctx, j, runner, out, f.Class, runErr.Error())
 	}
 }
 

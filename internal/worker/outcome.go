@@ -13,6 +13,7 @@ import (
 	"github.com/agentfleet/agentfleet/pkg/agent"
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
+	"github.com/agentfleet/agentfleet/pkg/agent/tool"
 	"github.com/agentfleet/agentfleet/pkg/dlq"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 	"github.com/agentfleet/agentfleet/pkg/taxonomy"
@@ -87,8 +88,13 @@ func (w *Worker) complete(ctx context.Context, j *job, out *agent.Outcome) {
 // deadLetter publishes a DLQ entry (awaiting the PubAck), then the result,
 // then records and acks. If the DLQ publish fails nothing is acked: the
 // message comes back.
-func (w *Worker) deadLetter(ctx context.Context, j *job, runner *agent.Runner, out *agent.Outcome, class taxonomy.Class, reason string, cause error) {
+func (w *Worker) deadLetter(ctx context.Context, j *job, runner *agent.Runner, out *agent.Outcome, class taxonomy.Class, reason string) {
 	req := j.req
+	// The reason goes to the DLQ entry, the invocation record (which
+	// `dlq-replayer show` prints) and the log lines below: sanitised once
+	// for all of them, as the record's contract says (a raw error can name
+	// a DSN with its password, or an internal host).
+	reason = tool.SanitizeString(reason)
 	pol := taxonomy.PolicyFor(class)
 	now := time.Now().UTC()
 	first := j.firstFail

@@ -23,12 +23,14 @@ func (w *Worker) maxResultBytes() int {
 }
 
 // fitResult cuts res.Content, on a rune boundary, until res encodes to at
-// most limit bytes, and marks it Truncated when it cut. A final answer
-// longer than one NATS message could carry (JSON escapes '<', '>' and '&'
-// as six bytes each) would otherwise be recorded as completed and then fail
-// to publish on every delivery: redelivered forever, never answered, never
-// dead-lettered. The cut is deterministic, so the result recorded and the
-// one (re-)published are the same bytes. limit <= 0 changes nothing.
+// most limit bytes, and marks it Truncated when it cut; when the result does
+// not fit even without its content, it cuts res.UserMessage the same way.
+// A final answer longer than one NATS message could carry (JSON escapes '<',
+// '>' and '&' as six bytes each) would otherwise be recorded as completed
+// and then fail to publish on every delivery: redelivered forever, never
+// answered, never dead-lettered. The cut is deterministic, so the result
+// recorded and the one (re-)published are the same bytes. limit <= 0
+// changes nothing.
 func fitResult(res *envelope.Result, limit int) error {
 	if limit <= 0 || maxEncoded(res) <= limit {
 		return nil // the usual case, without encoding it once more
@@ -40,31 +42,54 @@ func fitResult(res *envelope.Result, limit int) error {
 	if ok, err := fits(res); ok || err != nil {
 		return err
 	}
-	// The longest prefix that fits, by bisection (escaping makes a content
-	// byte cost 1 to 6 encoded bytes, so no single cut is right); a rare
-	// path: about 20 encodings of a result this size.
-	full := res.Content
 	trial := *res
 	trial.Truncated = true
+	trial.Content = ""
+	ok, err := fits(&trial)
+	if err != nil {
+		return err
+	}
+	if ok {
+		content, err := longestFitting(res.Content, func(p string) (bool, error) {
+			trial.Content = p
+			return fits(&trial)
+		})
+		res.Content, res.Truncated = content, true
+		return err
+	}
+	// Not even without its content: the user message is the other text a
+	// result carries (a degraded answer).
+	trial.UserMessage = ""
+	if ok, err := fits(&trial); err != nil {
+		return err
+	} else if !ok {
+		return fmt.Errorf("worker: result of %s does not fit %d bytes even without its content and message", res.InvocationID, limit)
+	}
+	msg, err := longestFitting(res.UserMessage, func(p string) (bool, error) {
+		trial.UserMessage = p
+		return fits(&trial)
+	})
+	res.Content, res.UserMessage, res.Truncated = "", msg, true
+	return err
+}
+
+// longestFitting returns the longest prefix of full, cut on a rune
+// boundary, that fits, by bisection (escaping makes a byte cost 1 to 6
+// encoded bytes, so no single cut is right); a rare path: about 20
+// encodings of a result this size. The empty prefix must fit.
+func longestFitting(full string, fits func(prefix string) (bool, error)) (string, error) {
 	prefix := func(n int) string {
 		for n > 0 && n < len(full) && !utf8.RuneStart(full[n]) {
 			n--
 		}
 		return full[:n]
 	}
-	lo, hi := 0, len(full) // prefix(lo) fits (checked below), prefix(hi) does not
-	trial.Content = ""
-	if ok, err := fits(&trial); err != nil {
-		return err
-	} else if !ok {
-		return fmt.Errorf("worker: result of %s does not fit %d bytes even without its content", res.InvocationID, limit)
-	}
+	lo, hi := 0, len(full) // prefix(lo) fits, prefix(hi) does not
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
-		trial.Content = prefix(mid)
-		ok, err := fits(&trial)
+		ok, err := fits(prefix(mid))
 		if err != nil {
-			return err
+			return "", err
 		}
 		if ok {
 			lo = mid
@@ -72,8 +97,7 @@ func fitResult(res *envelope.Result, limit int) error {
 			hi = mid
 		}
 	}
-	res.Content, res.Truncated = prefix(lo), true
-	return nil
+	return prefix(lo), nil
 }
 
 // maxEncoded bounds res's encoded size from above without encoding it:

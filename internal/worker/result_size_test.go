@@ -57,3 +57,25 @@ func TestFitResult(t *testing.T) {
 		})
 	}
 }
+
+// A result that does not fit even without its content (a degraded answer
+// as the user message) keeps no content and the longest prefix of the
+// message that fits.
+func TestFitResultCutsTheUserMessage(t *testing.T) {
+	msg := strings.Repeat("<b>&</b>", 2000)
+	res := &envelope.Result{V: envelope.Version, InvocationID: "inv-1", Status: envelope.StatusDeadLettered,
+		Content: "some content", UserMessage: msg}
+	if err := fitResult(res, 4000); err != nil {
+		t.Fatal(err)
+	}
+	data, err := res.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > 4000 || len(data) < 3000 {
+		t.Fatalf("encoded %d bytes, want at most 4000 and not far less", len(data))
+	}
+	if res.Content != "" || !res.Truncated || res.UserMessage == "" || !strings.HasPrefix(msg, res.UserMessage) {
+		t.Fatalf("content %q, truncated %v, message of %d bytes: want no content and a prefix of the message", res.Content, res.Truncated, len(res.UserMessage))
+	}
+}
