@@ -77,6 +77,7 @@ type Config struct {
 // concurrent use.
 type Store struct {
 	kv  jetstream.KeyValue
+	js  jetstream.JetStream // LeaderGet's
 	cfg Config
 }
 
@@ -125,7 +126,7 @@ func New(ctx context.Context, js jetstream.JetStream, cfg Config) (*Store, error
 		return nil, fmt.Errorf("natskv: open: %w", err)
 	}
 	cfg.Retention = ttl
-	return &Store{kv: kv, cfg: cfg}, nil
+	return &Store{kv: kv, js: js, cfg: cfg}, nil
 }
 
 // Retention returns the bucket's MaxAge, the retention of every record (0:
@@ -145,6 +146,18 @@ type entry struct {
 // get returns the key's record, nil when absent.
 func (s *Store) get(ctx context.Context, op, kvKey string) (*entry, error) {
 	e, err := s.kv.Get(ctx, kvKey)
+	return decodeEntry(op, kvKey, e, err)
+}
+
+// getFromLeader is get through the bucket stream's leader
+// (kvbucket.LeaderGet): never the answer of a replica that lags.
+func (s *Store) getFromLeader(ctx context.Context, op, kvKey string) (*entry, error) {
+	e, err := kvbucket.LeaderGet(ctx, s.js, s.cfg.Bucket, kvKey)
+	return decodeEntry(op, kvKey, e, err)
+}
+
+// decodeEntry decodes a read of kvKey's entry: nil when absent.
+func decodeEntry(op, kvKey string, e jetstream.KeyValueEntry, err error) (*entry, error) {
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, nil
 	}
@@ -316,6 +329,13 @@ func (s *Store) fenced(ctx context.Context, op string, t idempotency.Ticket, fn 
 	kvKey := KVKey(t.Key)
 	for range maxConflicts {
 		cur, err := s.get(ctx, op, kvKey)
+		if err == nil && (cur == nil || cur.rec.Owner != t.Owner) {
+			// A direct get may be answered by a replica that has not
+			// applied the claim yet: an owner is told its claim is lost
+			// only when the leader says so too (the wrapper takes that as
+			// final, and the effect could run again after the lease).
+			cur, err = s.getFromLeader(ctx, op, kvKey)
+		}
 		if err != nil {
 			return err
 		}

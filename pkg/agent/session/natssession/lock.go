@@ -21,6 +21,7 @@ import (
 // concurrent use.
 type Locker struct {
 	kv  jetstream.KeyValue
+	js  jetstream.JetStream // loadFromLeader's
 	cfg Config
 	now func() time.Time
 }
@@ -57,7 +58,7 @@ func NewLocker(ctx context.Context, js jetstream.JetStream, cfg Config) (*Locker
 	case cfg.OpenExisting:
 		cfg.LockMaxAge = math.MaxInt64 // a bucket without a max age caps no lease
 	}
-	return &Locker{kv: kv, cfg: cfg, now: time.Now}, nil
+	return &Locker{kv: kv, js: js, cfg: cfg, now: time.Now}, nil
 }
 
 // Acquire implements session.Locker.
@@ -73,6 +74,12 @@ func (l *Locker) Acquire(ctx context.Context, key session.Key, owner string, lea
 	for n := range l.cfg.MaxConflictRetries {
 		start := l.now()
 		cur, err := l.load(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) || err == nil && (cur.Owner != owner || !start.Before(cur.expires)) {
+			// A direct get may be answered by a replica behind the
+			// holder's last write: the holder is told it lost the lock
+			// only when the leader says so too.
+			cur, err = l.loadFromLeader(ctx, k)
+		}
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
 			_, err = l.kv.Create(ctx, k, val)
@@ -109,6 +116,12 @@ func (l *Locker) Renew(ctx context.Context, key session.Key, owner string, lease
 	for n := range l.cfg.MaxConflictRetries {
 		start := l.now()
 		cur, err := l.load(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) || err == nil && (cur.Owner != owner || !start.Before(cur.expires)) {
+			// A direct get may be answered by a replica behind the
+			// holder's last write: the holder is told it lost the lock
+			// only when the leader says so too.
+			cur, err = l.loadFromLeader(ctx, k)
+		}
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
 			return nil, fmt.Errorf("natssession: renew lock %v for %q: not held: %w", key, owner, session.ErrNotOwner)
@@ -144,6 +157,9 @@ func (l *Locker) Release(ctx context.Context, key session.Key, owner string) err
 	for n := range l.cfg.MaxConflictRetries {
 		now := l.now()
 		cur, err := l.load(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) || err == nil && cur.Owner != owner {
+			cur, err = l.loadFromLeader(ctx, k) // as in Renew
+		}
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
 			return fmt.Errorf("natssession: release lock %v for %q: not held: %w", key, owner, session.ErrNotOwner)
@@ -183,6 +199,18 @@ func (l *Locker) checkArgs(key session.Key, owner string, lease time.Duration, w
 // was deleted).
 func (l *Locker) load(ctx context.Context, k string) (*lockEntry, error) {
 	e, err := l.kv.Get(ctx, k)
+	return decodeLockEntry(k, e, err)
+}
+
+// loadFromLeader is load through the bucket stream's leader
+// (kvbucket.LeaderGet): never the answer of a replica that lags.
+func (l *Locker) loadFromLeader(ctx context.Context, k string) (*lockEntry, error) {
+	e, err := kvbucket.LeaderGet(ctx, l.js, l.cfg.LockBucket, k)
+	return decodeLockEntry(k, e, err)
+}
+
+// decodeLockEntry decodes a read of lock entry k.
+func decodeLockEntry(k string, e jetstream.KeyValueEntry, err error) (*lockEntry, error) {
 	if err != nil {
 		return nil, err
 	}
