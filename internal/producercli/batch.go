@@ -1,6 +1,7 @@
 package producercli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -25,10 +26,12 @@ const (
 	// OutcomeSkipped: the invocation already has a completed result; it was
 	// not submitted again.
 	OutcomeSkipped Outcome = "skipped (already completed)"
-	// OutcomeDuplicateLine: an earlier line of the file has the same
-	// invocation id.
+	// OutcomeDuplicateLine: an earlier line of the file has the same request
+	// under the same invocation id. (A different request under an earlier
+	// line's id is OutcomeInvalid: it would never run.)
 	OutcomeDuplicateLine Outcome = "skipped (duplicate line)"
-	// OutcomeInvalid: the line is not a valid request.
+	// OutcomeInvalid: the line is not a valid request, or reuses an earlier
+	// line's invocation id for a different request.
 	OutcomeInvalid Outcome = "invalid"
 	// OutcomeTimeout: no result within the timeout.
 	OutcomeTimeout Outcome = "timeout"
@@ -117,7 +120,11 @@ func RunBatch(ctx context.Context, c *client.Client, lines []Line, opts BatchOpt
 	}
 
 	// Lines whose id appeared on an earlier line are not submitted again.
-	seen := map[string]int{}
+	type firstLine struct {
+		no  int
+		req []byte // its request, encoded
+	}
+	seen := map[string]firstLine{}
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for range opts.Concurrency {
@@ -137,12 +144,20 @@ func RunBatch(ctx context.Context, c *client.Client, lines []Line, opts BatchOpt
 			continue
 		}
 		id := l.Request.InvocationID
+		enc, _ := l.Request.Encode() // parsed and validated: encodes (a failure compares as different)
 		if first, dup := seen[id]; dup {
+			if enc == nil || !bytes.Equal(enc, first.req) {
+				// Not a repeat: a second request under the id, which the
+				// stream's duplicate window would drop unseen.
+				report(i, LineResult{Line: l.No, InvocationID: id, Outcome: OutcomeInvalid,
+					Err: fmt.Errorf("invocation id %s is line %d's, for a different request: give this one its own id", id, first.no)})
+				continue
+			}
 			report(i, LineResult{Line: l.No, InvocationID: id, Outcome: OutcomeDuplicateLine,
-				Err: fmt.Errorf("same invocation id as line %d", first)})
+				Err: fmt.Errorf("same request and invocation id as line %d", first.no)})
 			continue
 		}
-		seen[id] = l.No
+		seen[id] = firstLine{no: l.No, req: enc}
 		select {
 		case work <- i:
 		case <-ctx.Done():
@@ -168,6 +183,8 @@ func runLine(ctx context.Context, c *client.Client, l Line, limiter *rate.Limite
 			r.Outcome = OutcomeCanceled
 		case asInvalid(err):
 			r.Outcome = OutcomeInvalid // refused before it was sent (its size with its headers)
+		case errors.As(err, new(*client.PublishError)):
+			r.Outcome = OutcomeError // a publish failed, also when its PubAck timed out
 		case errors.Is(err, context.DeadlineExceeded):
 			r.Outcome = OutcomeTimeout
 		default:

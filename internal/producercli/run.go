@@ -152,9 +152,12 @@ func ClientConfig(sc streams.Config) client.Config {
 
 // errorCode maps an error of a command to an exit code.
 func errorCode(ctx context.Context, err error) int {
+	var pe *client.PublishError
 	switch {
 	case ctx.Err() != nil:
 		return ExitInterrupted
+	case errors.As(err, &pe):
+		return ExitError // a publish failed, also when its PubAck timed out
 	case errors.Is(err, context.DeadlineExceeded):
 		return ExitTimeout
 	}

@@ -1,6 +1,9 @@
 package client
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Errors returned by the Client. Failures of a request's validation are
 // *envelope.InvalidError (errors.As); an Await that runs out of time returns
@@ -21,3 +24,24 @@ var (
 	// that fails Validate.
 	ErrInvalidConfig = errors.New("client: invalid config")
 )
+
+// PublishError is Send's error when the request's publish failed or got no
+// PubAck: the requests stream may or may not hold the request (no stream
+// answered, the connection broke, the PubAck did not come in time). Sending
+// the same request again with the same invocation id is safe: the stream's
+// duplicate window drops a second copy. Err is the publish's error
+// (errors.Is sees through it, a context.DeadlineExceeded included).
+type PublishError struct {
+	// InvocationID is the request's invocation id.
+	InvocationID string
+	// Err is the publish's error.
+	Err error
+}
+
+// Error implements error.
+func (e *PublishError) Error() string {
+	return fmt.Sprintf("client: submit %s: publish not confirmed (the request may or may not be stored; send it again with the same invocation id, which the stream deduplicates): %v", e.InvocationID, e.Err)
+}
+
+// Unwrap returns the publish's error.
+func (e *PublishError) Unwrap() error { return e.Err }

@@ -43,8 +43,9 @@ func (c *Client) Submit(ctx context.Context, req *envelope.Request) (string, err
 // id when it is empty and req.V when it is zero, then validates req like the
 // worker does (an *envelope.InvalidError when it fails) and checks its size:
 // at most Config.MaxRequestSize, and with its headers at most the server's
-// max_payload (an *envelope.InvalidError too). A duplicate PubAck is
-// reported in the Receipt, not as an error.
+// max_payload (an *envelope.InvalidError too). A publish that failed or got
+// no PubAck is a *PublishError. A duplicate PubAck is reported in the
+// Receipt, not as an error.
 func (c *Client) Send(ctx context.Context, req *envelope.Request) (*Receipt, error) {
 	if req == nil {
 		return nil, fmt.Errorf("client: submit: %w", &envelope.InvalidError{Reason: "nil request"})
@@ -76,7 +77,7 @@ func (c *Client) Send(ctx context.Context, req *envelope.Request) (*Receipt, err
 		jetstream.WithMsgID(req.InvocationID),
 		jetstream.WithExpectStream(c.cfg.RequestsStream))
 	if err != nil {
-		return nil, fmt.Errorf("client: submit %s: %w", req.InvocationID, err)
+		return nil, &PublishError{InvocationID: req.InvocationID, Err: err}
 	}
 	return &Receipt{InvocationID: req.InvocationID, Stream: ack.Stream, Sequence: ack.Sequence, Duplicate: ack.Duplicate}, nil
 }
