@@ -23,6 +23,9 @@ func runAwait(ctx context.Context, args []string, g *globals, env Env) int {
 	if err != nil {
 		return usageCode(err)
 	}
+	if g.badTimeout(env.Stderr, "await") {
+		return ExitUsage
+	}
 	if len(pos) != 1 || !envelope.ValidID(pos[0]) {
 		fmt.Fprintln(env.Stderr, "producer await: want one invocation id ([A-Za-z0-9_-]{1,128})")
 		return ExitUsage

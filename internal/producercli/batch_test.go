@@ -237,7 +237,8 @@ func TestCLI(t *testing.T) {
 	if code != producercli.ExitTimeout {
 		t.Fatalf("await timeout: %d", code)
 	}
-	for _, args := range [][]string{{}, {"bogus"}, {"send", "--agent", "a"}, {"await"}, {"await", "a.b"}, {"batch"}, {"batch", "--file", file, "--concurrency", "0"}} {
+	for _, args := range [][]string{{}, {"bogus"}, {"send", "--agent", "a"}, {"await"}, {"await", "a.b"}, {"batch"}, {"batch", "--file", file, "--concurrency", "0"},
+		{"await", "--timeout", "0", "cli-1"}, {"--timeout", "0", "send", "--agent", "support", "--user", "u", "--session", "s", "hi"}, {"batch", "--file", file, "--timeout", "-1s"}} {
 		if code, _, _ := run(args...); code != producercli.ExitUsage {
 			t.Errorf("%v: exit %d, want usage", args, code)
 		}

@@ -26,6 +26,9 @@ func runBatch(ctx context.Context, args []string, g *globals, env Env) int {
 	if err != nil {
 		return usageCode(err)
 	}
+	if g.badTimeout(env.Stderr, "batch") {
+		return ExitUsage
+	}
 	if file == "" || len(pos) != 0 || ratePerSec < 0 || concurrency < 1 {
 		fmt.Fprintln(env.Stderr, "producer batch: want --file F, --rate >= 0, --concurrency >= 1 and no arguments")
 		return ExitUsage

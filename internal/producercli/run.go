@@ -48,6 +48,17 @@ type globals struct {
 	timeout time.Duration
 }
 
+// badTimeout reports (on w) a --timeout that is not positive: neither
+// "wait forever" nor "do not wait" is what 0 would mean to everyone, so the
+// command refuses it (ExitUsage) rather than guess.
+func (g *globals) badTimeout(w io.Writer, cmd string) bool {
+	if g.timeout > 0 {
+		return false
+	}
+	fmt.Fprintf(w, "producer %s: --timeout must be positive (default %s), got %s\n", cmd, DefaultTimeout, g.timeout)
+	return true
+}
+
 func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.natsURL, "nats-url", g.natsURL, "NATS server URL (env "+EnvNATSURL+")")
 	fs.DurationVar(&g.timeout, "timeout", g.timeout, "how long to wait for a result (per invocation in a batch)")

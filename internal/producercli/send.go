@@ -33,6 +33,9 @@ func runSend(ctx context.Context, args []string, g *globals, env Env) int {
 	if err != nil {
 		return usageCode(err)
 	}
+	if g.badTimeout(env.Stderr, "send") {
+		return ExitUsage
+	}
 	text := strings.Join(pos, " ")
 	if agent == "" || user == "" || session == "" || strings.TrimSpace(text) == "" {
 		fmt.Fprintln(env.Stderr, "producer send: --agent, --user, --session and a text are required")
