@@ -94,6 +94,7 @@ func (inv *invocation) modelStep(ctx context.Context, yield func(*session.Event,
 		}
 		ev := newEventFromResponse(inv.agent.Name, resp)
 		ev.Substituted = callErr != nil
+		ev.SameCall = last != nil
 		inv.assignCallIDs(ev)
 		if inv.deferFinal && !ev.Content.HasFunctionCalls() {
 			// No tool waits for it: the next write or the caller stores

@@ -297,11 +297,14 @@ func toolProtocolNote(ev *session.Event) string {
 
 // countModelCalls counts model-response events of an invocation (what its
 // earlier runs charged to the budget): not a before-model short-circuit,
-// which no run charged.
+// which no run charged, nor the later responses of one call (SameCall). A
+// response is any agent event that is not function responses (role user):
+// a substituted or replaced response may carry no role, and buildContents
+// takes it for a model turn too.
 func countModelCalls(events []*session.Event, agentName string) int {
 	n := 0
 	for _, e := range events {
-		if e.Author == agentName && !e.CutOff && !e.ShortCircuited && (e.Content == nil || e.Content.Role == model.RoleModel) {
+		if e.Author == agentName && !e.CutOff && !e.ShortCircuited && !e.SameCall && (e.Content == nil || e.Content.Role != model.RoleUser) {
 			n++
 		}
 	}
@@ -440,9 +443,12 @@ func (inv *invocation) steps(ctx context.Context, yield func(*session.Event, err
 		inv.hold(&session.Event{Author: session.AuthorUser, Content: &msg})
 	} else {
 		last := prior[len(prior)-1]
-		if last.IsFinalResponse() && !last.Substituted {
+		if last.IsFinalResponse() && !last.Substituted && len(pendingCalls(prior)) == 0 {
 			// Already finished: hand back the final event, run nothing. A
-			// substituted (degraded) answer is not a finish: run on.
+			// substituted (degraded) answer is not a finish: run on; nor is
+			// a text that came with calls still without a response (one
+			// model call that yielded a call and then a text: the first
+			// run merged them and ran the call).
 			if !yield(last, nil) {
 				return errYieldStopped
 			}

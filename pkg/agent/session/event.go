@@ -41,6 +41,10 @@ type Event struct {
 	// call budget, also not when a resumed invocation counts its earlier
 	// calls.
 	ShortCircuited bool `json:"short_circuited,omitempty"`
+	// SameCall marks the second and later complete responses of one model
+	// call (a provider that yields more than one): that call was charged
+	// once, and a resumed invocation counts it once.
+	SameCall bool `json:"same_call,omitempty"`
 	// FinishReason, ErrorCode and ErrorMessage are copied from the model
 	// response (see model.Response).
 	FinishReason model.FinishReason `json:"finish_reason,omitempty"`
