@@ -111,7 +111,10 @@ func Execute(ctx context.Context, f *Fleet, plan []Planned, opts ExecOptions) (e
 	if opts.Rate > 0 {
 		limit = rate.Limit(opts.Rate)
 	}
-	x.limiter = rate.NewLimiter(limit, max(1, opts.Concurrency))
+	// A burst of one: Concurrency bounds the replays in flight, Rate the
+	// replays per second from the first one on (a burst of Concurrency sent
+	// that many at once at every run's and drain pass's start).
+	x.limiter = rate.NewLimiter(limit, 1)
 	if f.Stores != nil {
 		x.gate = newGate(f.Stores.Cooldown, opts.CooldownPoll, opts.Now, x.onPause)
 	}
@@ -309,6 +312,22 @@ func (x *exec) replay(ctx context.Context, p Planned) error {
 	}
 	if err := x.tr.halt(); err != nil {
 		return err
+	}
+	// The plan may be older than the requests' duplicate window (a low
+	// --rate, a cooldown pause, a canary wait): an entry another replayer
+	// replayed and deleted meanwhile would be published again, and not as a
+	// duplicate. So the entry must still be there; a read that fails for
+	// another reason leaves the decision to the duplicate window, as before.
+	if _, err := x.f.Reader.Get(ctx, p.Item.Seq); isNotFound(err) {
+		x.rm.remove(ctx, p, func(err error) {
+			if err != nil {
+				x.afterRemove(p, true, err)
+				return
+			}
+			x.sum.update(e.Class, func(c *Counts) { c.AlreadyReplayed++ })
+			x.prog.done(p, "already handled by another replayer (gone from the DLQ); not published")
+		})
+		return nil
 	}
 	x.tr.expect(e.InvocationID, e.Class)
 	ack, err := x.f.JS.PublishMsg(ctx, ReplayMsg(x.f.Streams, e), jetstream.WithExpectStream(x.f.Streams.RequestsStream))
