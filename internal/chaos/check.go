@@ -16,6 +16,7 @@ import (
 	"github.com/agentfleet/agentfleet/pkg/client"
 	"github.com/agentfleet/agentfleet/pkg/dlq"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
+	"github.com/agentfleet/agentfleet/pkg/taxonomy"
 )
 
 // refundsKey is the demo refunds list (internal/support.RefundsKey with the
@@ -142,11 +143,17 @@ func (h *Harness) check(ctx context.Context, cl *client.Client, t *tracker, rep 
 		default:
 			return fmt.Errorf("chaos: invocation record %s: %w", id, err)
 		}
-		// Transient: any auto-replayable entry. After a replay the
-		// invocation must have completed.
+		// Transient: any entry whose class the taxonomy replays, decided
+		// from the class, not from the Retryable flag the worker under test
+		// wrote (a flag that disagrees with its class is a violation of its
+		// own). After a replay the invocation must have completed.
 		transient := false
 		for _, it := range append(append([]*dlq.Item(nil), rep.beforeReplay[id]...), all[id]...) {
-			transient = transient || it.Entry.Retryable
+			auto := taxonomy.PolicyFor(taxonomy.Class(it.Entry.Class)).AutoReplay
+			transient = transient || auto || it.Entry.Retryable
+			if auto != it.Entry.Retryable {
+				rep.RetryableMismatch.add(fmt.Sprintf("%s (seq %d: class %s, retryable %v)", id, it.Seq, it.Entry.Class, it.Entry.Retryable))
+			}
 		}
 		if transient {
 			rep.Transient++
@@ -194,21 +201,26 @@ func (h *Harness) check(ctx context.Context, cl *client.Client, t *tracker, rep 
 	if err != nil {
 		return fmt.Errorf("chaos: read %s: %w", refundsKey, err)
 	}
-	pairs := map[string]int{}
+	pairs, runPairs := map[string]int{}, map[string]bool{}
 	for _, s := range raw {
 		var rf refundRecord
 		if err := json.Unmarshal([]byte(s), &rf); err != nil {
 			rep.BadRefunds.add(s)
 			continue
 		}
+		// Every record counts for duplicates, whatever its invocation id:
+		// the run's Redis is its own, so a record under an id outside the
+		// run (one the tool lost from its context, "") is itself a defect
+		// (a violation), and two of them must not hide a repeated effect.
+		pairs[rf.InvocationID+" "+rf.OrderID]++
 		if _, ok := inRun[rf.InvocationID]; !ok {
 			rep.ForeignRefunds++
 			continue
 		}
 		rep.Refunds++
-		pairs[rf.InvocationID+" "+rf.OrderID]++
+		runPairs[rf.InvocationID+" "+rf.OrderID] = true
 	}
-	rep.RefundPairs = len(pairs)
+	rep.RefundPairs = len(runPairs)
 	repeats, err := h.rdb.Get(ctx, support.RepeatsKey).Int()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return fmt.Errorf("chaos: read %s: %w", support.RepeatsKey, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/agentfleet/agentfleet/pkg/client"
 	"github.com/agentfleet/agentfleet/pkg/dlq"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
+	"github.com/agentfleet/agentfleet/pkg/taxonomy"
 )
 
 // latestEntries reads the DLQ and returns, per invocation id, its newest
@@ -48,8 +49,8 @@ func (h *Harness) replay(ctx context.Context, cl *client.Client, rep *Report, de
 	rep.beforeReplay = all // the replayer may delete what it replayed
 	var want []string
 	for id, it := range latest {
-		if !it.Entry.Retryable {
-			continue
+		if !it.Entry.Retryable && !taxonomy.PolicyFor(taxonomy.Class(it.Entry.Class)).AutoReplay {
+			continue // by the class too: the flag is the worker's, under test
 		}
 		if res, err := cl.Lookup(ctx, id); err == nil && res.Status == envelope.StatusCompleted {
 			continue

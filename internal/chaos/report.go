@@ -87,6 +87,8 @@ type Report struct {
 	TransientNotCompleted idList // TransientNotCompleted are transient failures that never completed.
 	BadDLQEntries         idList // BadDLQEntries are DLQ entries that could not be decoded.
 	BadRefunds            idList // BadRefunds are refund records that could not be decoded.
+	RetryableMismatch     idList // RetryableMismatch are DLQ entries whose Retryable flag disagrees with their class's policy.
+	WorkerCrashes         idList // WorkerCrashes are worker processes that exited by themselves (not by the harness's signals).
 
 	// Phase ends and total, since the chaos clock started.
 	ResultsPhase, ReplayPhase, Elapsed time.Duration
@@ -115,6 +117,11 @@ func (r *Report) Violations() []string {
 	add("transient entry not completed after the replay", r.TransientNotCompleted)
 	add("undecodable DLQ entry", r.BadDLQEntries)
 	add("undecodable refund record", r.BadRefunds)
+	add("DLQ entry's retryable flag disagrees with its class", r.RetryableMismatch)
+	add("worker exited by itself", r.WorkerCrashes)
+	if r.ForeignRefunds > 0 {
+		out = append(out, fmt.Sprintf("refund records under an invocation id the run never submitted: %d (the run's Redis is its own)", r.ForeignRefunds))
+	}
 	if r.ReplayMode == "dlq-replayer replay" && r.ReplayerExit != 0 {
 		out = append(out, fmt.Sprintf("dlq-replayer exited with %d", r.ReplayerExit))
 	}
@@ -206,6 +213,14 @@ func (r *Report) addEvent(at time.Duration, what string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.Events = append(r.Events, Event{At: at, What: what})
+}
+
+// addWorkerCrash records a worker that exited by itself (progress runs
+// beside the checker's own goroutine, hence the lock).
+func (r *Report) addWorkerCrash(what string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.WorkerCrashes.add(what)
 }
 
 // addHarnessError records something the harness failed to do.

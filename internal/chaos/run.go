@@ -253,7 +253,7 @@ func (h *Harness) chaos(ctx context.Context, rep *Report, from time.Time, window
 }
 
 // progress prints a line every 5 s and restarts workers that died by
-// themselves.
+// themselves (each one a violation: Report.WorkerCrashes).
 func (h *Harness) progress(ctx context.Context, t *tracker, rep *Report) {
 	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
@@ -266,7 +266,10 @@ func (h *Harness) progress(ctx context.Context, t *tracker, rep *Report) {
 		sub, seen := t.counts()
 		h.logf("submitted %d/%d, with a result %d, pending %d", sub, len(t.ids), seen, sub-seen)
 		for _, n := range h.checkWorkers() {
+			// The product failing under chaos: the run goes on (the worker
+			// is restarted) but does not pass.
 			rep.addEvent(time.Since(h.start), n)
+			rep.addWorkerCrash(n)
 			h.logf("%s", n)
 		}
 	}

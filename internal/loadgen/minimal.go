@@ -103,8 +103,18 @@ func (c *minimalConsumer) handle(ctx context.Context, m jetstream.Msg) error {
 			key := "support:refund_order:" + hex.EncodeToString(sum[:])
 			refundResp = event("support", answer("refund_order", map[string]any{"status": "ok", "refunded_cents": amount}))
 			ok, err := c.store.claim(ctx, key, c.name)
-			if err != nil || !ok {
-				return err // claimed before: the effect happened, skip it
+			if err != nil {
+				return err
+			}
+			if !ok {
+				// Claimed before: skip the effect if its result is stored;
+				// a claim without one is another delivery's, still running
+				// (or dead: its TTL frees the key), so come back later.
+				done, err := c.store.completed(ctx, key)
+				if err == nil && !done {
+					err = errClaimedElsewhere
+				}
+				return err
 			}
 			result := `{"status":"ok","order_id":"` + order + `","refunded_cents":` + strconv.Itoa(amount) + `}`
 			switch err := c.store.refund(ctx, req.InvocationID, order, amount, key); {
@@ -113,6 +123,11 @@ func (c *minimalConsumer) handle(ctx context.Context, m jetstream.Msg) error {
 				// an error map, as the fleet's does.
 				result = `{"status":"error","error":"amount_too_large"}`
 			case err != nil:
+				// The effect did not happen: free the key for the
+				// redelivery (it would otherwise skip the refund).
+				if rerr := c.store.release(context.WithoutCancel(ctx), key); rerr != nil {
+					err = errors.Join(err, rerr)
+				}
 				return err
 			}
 			return c.store.complete(ctx, key, []byte(result))
@@ -141,6 +156,9 @@ func (c *minimalConsumer) handle(ctx context.Context, m jetstream.Msg) error {
 	}
 	return m.Ack()
 }
+
+// errClaimedElsewhere: the refund's key is claimed and holds no result yet.
+var errClaimedElsewhere = errors.New("loadgen: minimal: the refund's key is claimed by another delivery")
 
 // refundable is each demo order's total, which the simulated model refunds.
 var refundable = func() map[string]int {

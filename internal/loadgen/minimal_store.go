@@ -35,6 +35,12 @@ type minimalStore interface {
 	refund(ctx context.Context, invocation, order string, amount int, key string) error
 	// complete stores the tool result under the key (SET).
 	complete(ctx context.Context, key string, result []byte) error
+	// completed reports whether the key holds a stored result (not only
+	// a claim): a look-up on the redelivery path only.
+	completed(ctx context.Context, key string) (bool, error)
+	// release drops a claim whose effect failed, so a redelivery can
+	// claim the key again and run the effect (the failure path only).
+	release(ctx context.Context, key string) error
 	// refunds returns every refund record.
 	refunds(ctx context.Context) ([][]byte, error)
 }
@@ -76,6 +82,18 @@ func (s *redisMinimal) refund(ctx context.Context, invocation, order string, amo
 
 func (s *redisMinimal) complete(ctx context.Context, key string, result []byte) error {
 	return s.rdb.Set(ctx, s.prefix+"idem:"+key, result, 24*time.Hour).Err()
+}
+
+func (s *redisMinimal) completed(ctx context.Context, key string) (bool, error) {
+	v, err := s.rdb.Get(ctx, s.prefix+"idem:"+key).Result()
+	if errors.Is(err, redis.Nil) {
+		return false, nil
+	}
+	return strings.HasPrefix(v, "{"), err // a result is JSON; a claim is its owner's name
+}
+
+func (s *redisMinimal) release(ctx context.Context, key string) error {
+	return s.rdb.Del(ctx, s.prefix+"idem:"+key).Err()
 }
 
 func (s *redisMinimal) refunds(ctx context.Context) ([][]byte, error) {
@@ -150,6 +168,21 @@ func (s *kvMinimal) refund(ctx context.Context, invocation, order string, amount
 func (s *kvMinimal) complete(ctx context.Context, key string, result []byte) error {
 	_, err := s.kv.Put(ctx, "idem."+kvToken(key), result)
 	return err
+}
+
+func (s *kvMinimal) completed(ctx context.Context, key string) (bool, error) {
+	e, err := s.kv.Get(ctx, "idem."+kvToken(key))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return bytes.HasPrefix(e.Value(), []byte("{")), nil // a result is JSON; a claim is its owner's name
+}
+
+func (s *kvMinimal) release(ctx context.Context, key string) error {
+	return s.kv.Delete(ctx, "idem."+kvToken(key))
 }
 
 func (s *kvMinimal) refunds(ctx context.Context) ([][]byte, error) {

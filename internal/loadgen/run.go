@@ -68,6 +68,13 @@ func Run(ctx context.Context, cfg Config, out, logOut io.Writer) (rep *Report, e
 			if p.DuplicateRefunds > 0 {
 				errs = append(errs, fmt.Errorf("loadgen: %s: %d duplicated refunds", p.Name, p.DuplicateRefunds))
 			}
+			// With the order pool (a window of at most maxOrders) every
+			// invocation refunds an order of its own: each completed one
+			// must have exactly one refund record, or an effect was lost
+			// (or made by an invocation that did not complete).
+			if cfg.Window <= maxOrders && !strings.HasPrefix(p.Name, "bare") && p.Refunds != p.Completed {
+				errs = append(errs, fmt.Errorf("loadgen: %s: %d refund records for %d completed invocations", p.Name, p.Refunds, p.Completed))
+			}
 		}
 		if perr != nil {
 			errs = append(errs, perr)
