@@ -188,6 +188,9 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(tw, "transient invocations (no replay)\t%d\t-\n", r.Transient)
 	}
 	fmt.Fprintf(tw, "refund records / distinct (invocation, order)\t%d / %d\t%s\n", r.Refunds, r.RefundPairs, verdict(r.Duplicates.N == 0))
+	row("refund records under ids the run never submitted", r.ForeignRefunds)
+	row("DLQ entries whose retryable flag disagrees with their class", r.RetryableMismatch.N)
+	row("workers that exited by themselves", r.WorkerCrashes.N)
 	fmt.Fprintf(tw, "repeats past the idempotency wrapper, stopped by the orders service's key\t%d\t-\n", r.RefundRepeats)
 	_ = tw.Flush()
 
