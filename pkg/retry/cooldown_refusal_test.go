@@ -23,14 +23,7 @@ import (
 // there for the worker to hold the work (errors.As an *OpenError).
 func TestCooldownRefusalIsNotAProviderAttempt(t *testing.T) {
 	var providerCalls atomic.Int32
-	provider := model.Func{ModelName: "scripted", Generate: func(ctx context.Context, r *model.Request, stream bool) iter.Seq2[*model.Response, error] {
-		providerCalls.Add(1)
-		return model.Single(nil, server503())
-	}}
-	ccfg := cooldown.Config{Window: 10 * time.Second, Buckets: 10, Threshold: 0.5, MinCalls: 1, Duration: time.Minute, CheckInterval: time.Minute}
-	guarded := cooldown.Wrap(provider, cooldown.NewMemory(ccfg), ccfg, func(err error) bool {
-		return taxonomy.PolicyFor(taxonomy.ClassifyError(err)).Retryable
-	})
+	guarded := guarded503(&providerCalls)
 	m, fx := newModel(t, guarded, retry.Config{MaxAttempts: 3})
 	_, err := collect(m.GenerateContent(context.Background(), req, false))
 	var oe *cooldown.OpenError
@@ -54,14 +47,7 @@ func TestCooldownRefusalIsNotAProviderAttempt(t *testing.T) {
 // count it (it was charged before the refusal and is given back).
 func TestPerAttemptDoesNotChargeARefusedRetry(t *testing.T) {
 	var providerCalls atomic.Int32
-	provider := model.Func{ModelName: "scripted", Generate: func(ctx context.Context, r *model.Request, stream bool) iter.Seq2[*model.Response, error] {
-		providerCalls.Add(1)
-		return model.Single(nil, server503())
-	}}
-	ccfg := cooldown.Config{Window: 10 * time.Second, Buckets: 10, Threshold: 0.5, MinCalls: 1, Duration: time.Minute, CheckInterval: time.Minute}
-	guarded := cooldown.Wrap(provider, cooldown.NewMemory(ccfg), ccfg, func(err error) bool {
-		return taxonomy.PolicyFor(taxonomy.ClassifyError(err)).Retryable
-	})
+	guarded := guarded503(&providerCalls)
 	m, _ := newModel(t, guarded, retry.Config{MaxAttempts: 3, Accounting: retry.PerAttempt})
 	b := model.NewCallBudget(5)
 	_ = b.Charge() // the agent loop's charge for this step
@@ -73,4 +59,17 @@ func TestPerAttemptDoesNotChargeARefusedRetry(t *testing.T) {
 	if providerCalls.Load() != 1 || b.Used() != 1 {
 		t.Fatalf("provider called %d time(s), budget used %d; want 1 and 1", providerCalls.Load(), b.Used())
 	}
+}
+
+// guarded503 is a provider that answers every call with a 503, counted in
+// calls, behind a fleet cooldown that opens on its first failure.
+func guarded503(calls *atomic.Int32) model.Model {
+	provider := model.Func{ModelName: "scripted", Generate: func(ctx context.Context, r *model.Request, stream bool) iter.Seq2[*model.Response, error] {
+		calls.Add(1)
+		return model.Single(nil, server503())
+	}}
+	ccfg := cooldown.Config{Window: 10 * time.Second, Buckets: 10, Threshold: 0.5, MinCalls: 1, Duration: time.Minute, CheckInterval: time.Minute}
+	return cooldown.Wrap(provider, cooldown.NewMemory(ccfg), ccfg, func(err error) bool {
+		return taxonomy.PolicyFor(taxonomy.ClassifyError(err)).Retryable
+	})
 }
