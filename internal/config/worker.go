@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentfleet/agentfleet/internal/cooldown"
+	"github.com/agentfleet/agentfleet/pkg/envelope"
 	"github.com/agentfleet/agentfleet/pkg/idempotency"
 )
 
@@ -121,7 +122,7 @@ type Streams struct {
 	// the fleet's total concurrency (replicas × worker.concurrency). 0 means
 	// this worker's concurrency × 4, at least 64.
 	MaxAckPending   int `yaml:"max_ack_pending"`
-	MaxRequestBytes int `yaml:"max_request_bytes"` // MaxRequestBytes limits a request envelope's size (default 1 MiB).
+	MaxRequestBytes int `yaml:"max_request_bytes"` // MaxRequestBytes limits a request envelope's size (default envelope.DefaultMaxSize, 1 MiB less 16 KiB).
 }
 
 // Consume tunes how a worker takes work.
@@ -244,7 +245,7 @@ func DefaultWorker() Worker {
 			Requests: "AGENT_REQUESTS", Results: "AGENT_RESULTS", DLQ: "AGENT_DLQ", Consumer: "workers",
 			RequestPrefix: "agent.requests", ResultPrefix: "agent.results", DLQPrefix: "agent.dlq",
 			DuplicateWindow: 10 * time.Minute, ResultsMaxAge: 24 * time.Hour, DLQMaxAge: 14 * 24 * time.Hour,
-			Replicas: 1, AckWait: 60 * time.Second, MaxRequestBytes: 1 << 20,
+			Replicas: 1, AckWait: 60 * time.Second, MaxRequestBytes: envelope.DefaultMaxSize,
 		},
 		Worker: Consume{
 			Name: fmt.Sprintf("%s-%d", host, os.Getpid()), Concurrency: 8, MaxDeliveries: 5,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/internal/producercli"
 	"github.com/agentfleet/agentfleet/internal/streams/streamstest"
+	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/client"
 	"github.com/agentfleet/agentfleet/pkg/client/clienttest"
 )
@@ -277,7 +278,12 @@ func equal(a, b map[producercli.Outcome]int) bool {
 // not an "error" that made the whole batch exit 1 as if NATS were down.
 func TestRunBatchLineTooLargeWithItsHeadersIsInvalid(t *testing.T) {
 	tg := streamstest.Embedded(t) // no worker: the line never gets that far
-	c, _ := client.New(tg.JS, tg.NC, producercli.ClientConfig(tg.Cfg))
+	// The default body limit leaves room under the default max_payload
+	// (envelope.DefaultMaxSize): a client with a higher one, as a fleet
+	// whose servers take less than its limit.
+	ccfg := producercli.ClientConfig(tg.Cfg)
+	ccfg.MaxRequestSize = 2 << 20
+	c, _ := client.New(tg.JS, tg.NC, ccfg)
 	line := func(n int) string {
 		return `{"invocation_id":"big-1","agent":"support","user_id":"u1","session_id":"s1","text":"` + strings.Repeat("x", n) + `"}` + "\n"
 	}
@@ -291,10 +297,9 @@ func TestRunBatchLineTooLargeWithItsHeadersIsInvalid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines, err := producercli.ParseBatch(strings.NewReader(line(1 + int(tg.NC.MaxPayload()) - 16 - len(base))))
-	if err != nil || len(lines) != 1 || lines[0].Err != nil {
-		t.Fatalf("test setup: ParseBatch = %+v, %v; want one valid line", lines, err)
-	}
+	big := *small[0].Request
+	big.Message = model.NewTextContent(model.RoleUser, strings.Repeat("x", 1+int(tg.NC.MaxPayload())-16-len(base)))
+	lines := []producercli.Line{{No: 1, Request: &big}}
 	res, err := producercli.RunBatch(context.Background(), c, lines, producercli.BatchOptions{Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,8 @@ package worker
 import (
 	"errors"
 	"time"
+
+	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
 
 // Config tunes one worker process. Zero fields take the defaults of
@@ -39,7 +41,9 @@ type Config struct {
 	// SessionLease is the session lock lease, renewed at a third of it
 	// (default 30s). A crashed worker's sessions are free again after it.
 	SessionLease time.Duration
-	// MaxRequestBytes is the request size limit (default 1 MiB).
+	// MaxRequestBytes is the request size limit (default
+	// envelope.DefaultMaxSize; less when the server's max_payload leaves a
+	// dead letter less room, see dlq.MaxWholeRequest).
 	MaxRequestBytes int
 	// FetchWait is how long one fetch waits for messages (default 2s).
 	FetchWait time.Duration
@@ -73,7 +77,7 @@ func (c Config) WithDefaults() Config {
 	set(&c.FetchWait, 2*time.Second)
 	set(&c.CooldownCheckInterval, time.Second)
 	if c.MaxRequestBytes == 0 {
-		c.MaxRequestBytes = 1 << 20
+		c.MaxRequestBytes = envelope.DefaultMaxSize
 	}
 	return c
 }

@@ -84,7 +84,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	hb := startHeartbeat(msg, w.heartbeatInterval)
 	defer hb.stop()
 
-	req, err := envelope.DecodeRequest(msg.Data(), w.cfg.MaxRequestBytes)
+	req, err := envelope.DecodeRequest(msg.Data(), w.maxRequestBytes())
 	if err != nil {
 		w.badInput(ctx, j, err.Error())
 		return

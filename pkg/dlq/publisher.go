@@ -17,6 +17,19 @@ import (
 // headers when it has to cut a large request.
 const headerReserve = 1024
 
+// EntryFieldsReserve is what MaxWholeRequest leaves of the server's max
+// payload for a dead letter's own fields (ids, class, a reason of at most
+// 200 characters, times, counts, the tools completed).
+const EntryFieldsReserve = 8 << 10
+
+// MaxWholeRequest is the largest request a dead letter carries whole on a
+// server whose max payload is maxPayload: Publish cuts a larger one to fit,
+// and a cut request cannot be replayed. The worker refuses larger requests
+// up front (BAD_INPUT). 0 when maxPayload leaves no room.
+func MaxWholeRequest(maxPayload int64) int {
+	return max(0, int(maxPayload)-headerReserve-EntryFieldsReserve)
+}
+
 // Publisher writes entries to the DLQ stream. It is safe for concurrent use.
 type Publisher struct {
 	js  jetstream.JetStream

@@ -12,8 +12,13 @@ import (
 // Version is the schema version this package writes and reads.
 const Version = 1
 
-// DefaultMaxSize is the default size limit of a request envelope (1 MiB).
-const DefaultMaxSize = 1 << 20
+// DefaultMaxSize is the default size limit of a request envelope: 1 MiB
+// less 16 KiB (1,032,192 bytes). Under NATS's default max_payload of 1 MiB
+// that leaves room for a dead letter's headers and its own fields, so a
+// request that fails is dead-lettered whole and can be replayed (a larger
+// one would be cut, see dlq.MaxWholeRequest, and a cut request cannot be
+// replayed).
+const DefaultMaxSize = 1<<20 - 16<<10
 
 // Headers set on request messages.
 const (
