@@ -46,13 +46,23 @@ func Provider(ctx context.Context, cfg config.Model, getenv func(string) string,
 		if key == "" {
 			return nil, fmt.Errorf("%w: model gemini: set GEMINI_API_KEY or GOOGLE_API_KEY", ErrBadConfig)
 		}
-		return gemini.New(ctx, gemini.Config{APIKey: key, Model: strings.TrimPrefix(spec, "gemini:"), BaseURL: cfg.GeminiBaseURL})
+		m, err := gemini.New(ctx, gemini.Config{APIKey: key, Model: strings.TrimPrefix(spec, "gemini:"), BaseURL: cfg.GeminiBaseURL})
+		if err != nil {
+			// Its configuration (a base URL that does not parse): the URL
+			// may carry a password, so the error goes out redacted.
+			return nil, fmt.Errorf("%w: model gemini: %w", ErrBadConfig, config.RedactConnectError(err, cfg.GeminiBaseURL))
+		}
+		return m, nil
 	case strings.HasPrefix(spec, "openai:"):
 		key := getenv("OPENAI_API_KEY")
 		if key == "" && cfg.OpenAIBaseURL == "" {
 			return nil, fmt.Errorf("%w: model openai: set OPENAI_API_KEY (or openai_base_url for a local server)", ErrBadConfig)
 		}
-		return openai.New(openai.Config{APIKey: key, Model: strings.TrimPrefix(spec, "openai:"), BaseURL: cfg.OpenAIBaseURL})
+		m, err := openai.New(openai.Config{APIKey: key, Model: strings.TrimPrefix(spec, "openai:"), BaseURL: cfg.OpenAIBaseURL})
+		if err != nil {
+			return nil, fmt.Errorf("%w: model openai: %w", ErrBadConfig, config.RedactConnectError(err, cfg.OpenAIBaseURL))
+		}
+		return m, nil
 	}
 	return nil, fmt.Errorf("%w: model.spec %q: want sim, gemini:<model> or openai:<model>", ErrBadConfig, spec)
 }
@@ -69,14 +79,33 @@ func IsTransient(err error) bool {
 // retry layer) sits outside it.
 func ModelChain(provider model.Model, cfg config.Model, cool cooldown.Store, coolCfg cooldown.Config, m *taxonomy.Metrics, cm *cooldown.Metrics) (model.Model, error) {
 	guarded := cooldown.Wrap(provider, cool, coolCfg, IsTransient).WithMetrics(cm)
+	return retry.New(guarded, RetryConfig(cfg), retry.WithMetrics(m))
+}
+
+// RetryConfig is the retry decorator's configuration of cfg.
+func RetryConfig(cfg config.Model) retry.Config {
 	acc := retry.PerCall
 	if cfg.Retry.CountEachAttempt {
 		acc = retry.PerAttempt
 	}
-	return retry.New(guarded, retry.Config{
+	return retry.Config{
 		MaxAttempts: cfg.Retry.Attempts, InitialInterval: cfg.Retry.Initial, MaxInterval: cfg.Retry.Max,
 		MaxHint: cfg.Retry.HintCap, Accounting: acc,
 		BudgetMaxTokens: cfg.Retry.BudgetMaxTokens, BudgetTokenRatio: cfg.Retry.BudgetTokenRatio,
 		DisableBudget: cfg.Retry.BudgetDisabled, AttemptTimeout: cfg.Retry.AttemptTimeout,
-	}, retry.WithMetrics(m))
+	}
+}
+
+// CheckDerived validates what the worker builds from cfg beyond cfg's own
+// Validate (the streams' configuration, the retry decorator's), before
+// anything connects: such a mistake is a configuration error (exit 2), not
+// a failure after the embedded server started or NATS was reached.
+func CheckDerived(cfg config.Worker) error {
+	if err := StreamsConfig(cfg).WithDefaults().Validate(); err != nil {
+		return fmt.Errorf("%w: streams: %w", ErrBadConfig, err)
+	}
+	if err := RetryConfig(cfg.Model).WithDefaults().Validate(); err != nil {
+		return fmt.Errorf("%w: model.retry: %w", ErrBadConfig, err)
+	}
+	return nil
 }

@@ -221,6 +221,9 @@ func StartWorker(ctx context.Context, cfg config.Worker, getenv func(string) str
 		ev = ev.Bool("redis_auto_pipeline", cfg.Redis.AutoPipeline)
 	}
 	ev.Int("concurrency", cfg.Worker.Concurrency).Msg("agentfleet worker starting")
+	if err := CheckDerived(cfg); err != nil {
+		return nil, err
+	}
 
 	inf, err := Connect(ctx, cfg, log)
 	if err != nil {
