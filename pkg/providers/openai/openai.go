@@ -20,10 +20,12 @@
 //     ErrorCode SAFETY, the refusal text in ErrorMessage.
 //   - tool-call arguments that are not a JSON object make the response a
 //     MALFORMED_FUNCTION_CALL (FinishReason and ErrorCode), with the raw
-//     arguments text in ErrorMessage and no function calls in the content.
+//     arguments text in ErrorMessage and no function calls in the content;
+//     when the finish reason was "length" (the token limit cut them) it is
+//     MAX_TOKENS instead, which classifies TRUNCATED.
 //   - no choice at all is ErrorCode model.ErrorCodeUnknown.
 //   - an HTTP 400 with the code "invalid_prompt" (the provider's policy
-//     check flagged the prompt) is not thrown: it is a response with no
+//     check flagged the prompt), or Azure OpenAI's "content_filter", is not thrown: it is a response with no
 //     content and ErrorCode PROHIBITED_CONTENT, as a Gemini prompt block.
 //
 // Thrown errors: an HTTP error status is the SDK's *openai.Error, wrapped
@@ -253,6 +255,11 @@ func (m *Model) stream(ctx context.Context, name string, params openai.ChatCompl
 // potentially violating our usage policy").
 const CodeInvalidPrompt = "invalid_prompt"
 
+// CodeContentFilter is Azure OpenAI's error code of an HTTP 400 for a
+// prompt its content filter flagged (inner code
+// ResponsibleAIPolicyViolation): the same refusal as CodeInvalidPrompt.
+const CodeContentFilter = "content_filter"
+
 // blockedPrompt returns the in-band answer for an error that says the
 // provider refused the prompt on policy grounds (CodeInvalidPrompt): a
 // response with no content, no finish reason and ErrorCode
@@ -261,12 +268,12 @@ const CodeInvalidPrompt = "invalid_prompt"
 // a page). Any other error: nil.
 func blockedPrompt(err error) *model.Response {
 	var apiErr *openai.Error
-	if !errors.As(err, &apiErr) || apiErr.Code != CodeInvalidPrompt {
+	if !errors.As(err, &apiErr) || apiErr.Code != CodeInvalidPrompt && apiErr.Code != CodeContentFilter {
 		return nil
 	}
 	return &model.Response{
 		ErrorCode:    model.FinishReasonProhibitedContent,
-		ErrorMessage: CodeInvalidPrompt,
+		ErrorMessage: apiErr.Code,
 		TurnComplete: true,
 	}
 }
@@ -517,9 +524,19 @@ func FromChatCompletion(cc *openai.ChatCompletion) *model.Response {
 	return out
 }
 
+// malformed reports tool-call arguments that do not parse: a malformed call
+// (MALFORMED_FUNCTION_CALL), unless the model was stopped by its token limit
+// (finish reason "length", out's MAX_TOKENS), which cut the arguments: that
+// is a truncation (MAX_TOKENS, classified TRUNCATED), and asking the model
+// again under the same limit would cut them again. The raw arguments go in
+// ErrorMessage; the unusable call is dropped.
 func malformed(out *model.Response, content *model.Content, raw string) *model.Response {
-	out.FinishReason = model.FinishReasonMalformedFunctionCall
-	out.ErrorCode = model.FinishReasonMalformedFunctionCall
+	code := model.FinishReasonMalformedFunctionCall
+	if out.FinishReason == model.FinishReasonMaxTokens {
+		code = model.FinishReasonMaxTokens
+	}
+	out.FinishReason = code
+	out.ErrorCode = code
 	out.ErrorMessage = raw
 	if len(content.Parts) > 0 {
 		out.Content = content
