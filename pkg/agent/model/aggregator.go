@@ -8,6 +8,7 @@ import "strings"
 // yield Final once the stream ends cleanly.
 type Aggregator struct {
 	text    strings.Builder
+	textSig []byte // the last thought signature of the text being accumulated
 	parts   []*Part
 	last    *Response
 	emitted bool
@@ -30,11 +31,21 @@ func (a *Aggregator) Add(chunk *Response) *Response {
 			if p.Text != "" {
 				delta.WriteString(p.Text)
 				a.text.WriteString(p.Text)
+				if len(p.ThoughtSignature) > 0 {
+					a.textSig = p.ThoughtSignature // the text part's, once flushed
+				}
 				continue
 			}
 			if p.FunctionCall != nil || p.FunctionResponse != nil {
 				a.flushText()
 				a.parts = append(a.parts, p)
+				continue
+			}
+			if len(p.ThoughtSignature) > 0 {
+				// An empty part with a signature (the end of a Gemini
+				// stream): it belongs to the text being accumulated, or
+				// else to the part before it.
+				a.sign(p.ThoughtSignature)
 			}
 		}
 	}
@@ -65,8 +76,23 @@ func (a *Aggregator) PartialText() string {
 
 func (a *Aggregator) flushText() {
 	if a.text.Len() > 0 {
-		a.parts = append(a.parts, &Part{Text: a.text.String()})
+		a.parts = append(a.parts, &Part{Text: a.text.String(), ThoughtSignature: a.textSig})
 		a.text.Reset()
+		a.textSig = nil
+	}
+}
+
+// sign keeps a thought signature that came on an empty part: for the text
+// being accumulated, or on the last part (a call the adapter built for this
+// stream) when there is none and that part has none; a part of its own would
+// be an empty part, so with nowhere to go it is dropped.
+func (a *Aggregator) sign(sig []byte) {
+	if a.text.Len() > 0 {
+		a.textSig = sig
+		return
+	}
+	if n := len(a.parts); n > 0 && len(a.parts[n-1].ThoughtSignature) == 0 {
+		a.parts[n-1].ThoughtSignature = sig
 	}
 }
 

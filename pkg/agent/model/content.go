@@ -20,6 +20,12 @@ type Part struct {
 	Text             string            `json:"text,omitempty"`              // Text is a text part.
 	FunctionCall     *FunctionCall     `json:"function_call,omitempty"`     // FunctionCall is a tool call requested by the model.
 	FunctionResponse *FunctionResponse `json:"function_response,omitempty"` // FunctionResponse is a tool result sent back to the model.
+	// ThoughtSignature is a provider's opaque token of its reasoning on this
+	// part (Gemini's thoughtSignature, on a function call or the last
+	// part). It is stored with the part and sent back unchanged in later
+	// requests: Gemini 3 refuses a function call sent back without it.
+	// Other providers leave it empty and ignore it.
+	ThoughtSignature []byte `json:"thought_signature,omitempty"`
 }
 
 // FunctionCall is the model asking for a tool to run.

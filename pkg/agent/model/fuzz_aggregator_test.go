@@ -20,6 +20,8 @@ func FuzzAggregator(f *testing.F) {
 		`[{"content":{"parts":[{"function_response":{"name":"f","response":{}}}]}},{"content":{"parts":[]}}]`,
 		`[]`, `[null]`, `[{"content":{}}]`, `[{"content":{"parts":[{"text":"x","function_call":{"name":"both"}}]}}]`,
 		`[{"partial":true,"turn_complete":true,"error_code":"SAFETY","error_message":"blocked"}]`,
+		`[{"content":{"parts":[{"text":"a","thought_signature":"c2ln"}]}},{"content":{"parts":[{"text":"b"},{"thought_signature":"c2lnMg=="}]}}]`,
+		`[{"content":{"parts":[{"function_call":{"name":"f"}}]}},{"content":{"parts":[{"thought_signature":"c2ln"}]}}]`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -130,3 +130,28 @@ func TestHasFunctionCallsAgreesWithFunctionCalls(t *testing.T) {
 		}
 	}
 }
+
+// A thought signature survives aggregation: on a text chunk it belongs to
+// the text part the chunks make up, and on an empty part at the end of the
+// stream to the text before it (or, with none, to the call before it).
+func TestAggregatorKeepsThoughtSignatures(t *testing.T) {
+	text := func(s string, sig string) *model.Part { return &model.Part{Text: s, ThoughtSignature: []byte(sig)} }
+	chunk := func(parts ...*model.Part) *model.Response {
+		return &model.Response{Content: &model.Content{Role: model.RoleModel, Parts: parts}}
+	}
+	var a model.Aggregator
+	a.Add(chunk(text("Refund", "")))
+	a.Add(chunk(text("ed.", ""), text("", "sig-1")))
+	final := a.Final()
+	if len(final.Content.Parts) != 1 || final.Content.Text() != "Refunded." || string(final.Content.Parts[0].ThoughtSignature) != "sig-1" {
+		t.Fatalf("final parts %+v, want one text part signed sig-1", final.Content.Parts)
+	}
+	var b model.Aggregator
+	call := &model.Part{FunctionCall: &model.FunctionCall{Name: "get_order"}}
+	b.Add(chunk(call))
+	b.Add(chunk(text("", "sig-2")))
+	final = b.Final()
+	if len(final.Content.Parts) != 1 || string(final.Content.Parts[0].ThoughtSignature) != "sig-2" {
+		t.Fatalf("final parts %+v, want the call signed sig-2", final.Content.Parts)
+	}
+}

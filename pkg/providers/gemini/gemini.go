@@ -365,7 +365,7 @@ func toGenAIContent(c *model.Content, clientIDPrefix string) *genai.Content {
 				ID:   sendID(p.FunctionCall.ID, clientIDPrefix),
 				Name: p.FunctionCall.Name,
 				Args: p.FunctionCall.Args,
-			}})
+			}, ThoughtSignature: p.ThoughtSignature})
 		case p.FunctionResponse != nil:
 			resp := p.FunctionResponse.Response
 			if resp == nil {
@@ -376,8 +376,8 @@ func toGenAIContent(c *model.Content, clientIDPrefix string) *genai.Content {
 				Name:     p.FunctionResponse.Name,
 				Response: resp,
 			}})
-		case p.Text != "":
-			out.Parts = append(out.Parts, &genai.Part{Text: p.Text})
+		case p.Text != "" || len(p.ThoughtSignature) > 0:
+			out.Parts = append(out.Parts, &genai.Part{Text: p.Text, ThoughtSignature: p.ThoughtSignature})
 		}
 	}
 	if len(out.Parts) == 0 {
@@ -457,7 +457,7 @@ func fromGenAIContent(c *genai.Content) *model.Content {
 				ID:   p.FunctionCall.ID,
 				Name: p.FunctionCall.Name,
 				Args: p.FunctionCall.Args,
-			}})
+			}, ThoughtSignature: p.ThoughtSignature})
 		case p.FunctionResponse != nil:
 			out.Parts = append(out.Parts, &model.Part{FunctionResponse: &model.FunctionResponse{
 				ID:       p.FunctionResponse.ID,
@@ -466,8 +466,10 @@ func fromGenAIContent(c *genai.Content) *model.Content {
 			}})
 		case p.Thought:
 			// Thought summaries are not part of the answer.
-		case p.Text != "":
-			out.Parts = append(out.Parts, &model.Part{Text: p.Text})
+		case p.Text != "" || len(p.ThoughtSignature) > 0:
+			// A signature may come on a text part, or on an empty one at
+			// the end of a stream: kept, to be sent back.
+			out.Parts = append(out.Parts, &model.Part{Text: p.Text, ThoughtSignature: p.ThoughtSignature})
 		}
 	}
 	if len(out.Parts) == 0 {
