@@ -230,6 +230,12 @@ func (s *Store) Claim(ctx context.Context, req idempotency.ClaimRequest) (idempo
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
+		if errors.Is(set.Err(), redis.Nil) {
+			// The index failed (a key of the wrong type) but the SET NX
+			// ran and claimed the key: give it back, so a caller told
+			// "failed" does not hold it until the lease ends.
+			_ = releaseScript.Run(context.WithoutCancel(ctx), s.c, []string{rkey}, req.Owner).Err()
+		}
 		return idempotency.Claim{}, storeErr("claim", err)
 	}
 	if errors.Is(set.Err(), redis.Nil) {

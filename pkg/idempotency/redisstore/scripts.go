@@ -109,14 +109,19 @@ end
 // answer.
 var renewScript = redis.NewScript(luaShebang + luaIndexTTL + luaFence + `
 local head, rest = string.match(cur, '^([^\n]*\n[^\n]*\n[^\n]*\n[^\n]*\n)[^\n]*(\n.*)$')
-redis.call('SET', KEYS[1], head .. ARGV[2] .. rest, 'PX', ARGV[3])
+-- The index first: its writes repeat harmlessly, and an index key of the
+-- wrong type fails the script before the record is written.
 indexTTL(ARGV[4], tonumber(ARGV[5]))
+redis.call('SET', KEYS[1], head .. ARGV[2] .. rest, 'PX', ARGV[3])
 return 'ok'
 `)
 
 // luaComplete is the fenced write of a completion. ARGV owner,
 // completed_ms, result, retention_ms.
-const luaComplete = luaFence + `
+const luaComplete = luaFence + luaCompleteWrite
+
+// luaCompleteWrite is luaComplete's write, after luaFence.
+const luaCompleteWrite = `
 redis.call('SET', KEYS[1], 'completed' .. string.sub(cur, 12) .. '\n' .. ARGV[2] .. '\n' .. ARGV[3], 'PX', ARGV[4])
 `
 
@@ -131,8 +136,9 @@ return 'ok'
 // completeExtendScript is completeScript for a longer retention: KEYS[2]
 // index; ARGV then key, index_ttl_ms. It also makes the index outlive the
 // record.
-var completeExtendScript = redis.NewScript(luaShebang + luaIndexTTL + luaComplete + `
-indexTTL(ARGV[5], tonumber(ARGV[6]))
+var completeExtendScript = redis.NewScript(luaShebang + luaIndexTTL + luaFence + `
+indexTTL(ARGV[5], tonumber(ARGV[6])) -- first, as in renewScript
+` + luaCompleteWrite + `
 return 'ok'
 `)
 

@@ -88,9 +88,12 @@ return r
 // lock if ARGV[8] holds it. KEYS[1] record, KEYS[2] lock; ARGV[1..7]
 // luaTransition's arguments, ARGV[8] owner. Returns luaTransition's reply.
 var finishScript = redis.NewScript(luaTransition + `
+-- The lock is read first: a lock key of the wrong type fails the script
+-- before the record is written.
+local holder = redis.call('GET', KEYS[2])
 local r = transition(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
 if r.err then return r end -- nothing was written: keep the lock
-if redis.call('GET', KEYS[2]) == ARGV[8] then
+if holder == ARGV[8] then
   redis.call('DEL', KEYS[2])
 end
 return r
