@@ -80,7 +80,9 @@ type Config struct {
 	ResultsMaxAge time.Duration
 	// DLQMaxAge is the DLQ entries' MaxAge (default 14 days).
 	DLQMaxAge time.Duration
-	// DLQDuplicates is the DLQ's duplicate window (default 10m).
+	// DLQDuplicates is the DLQ's duplicate window (default 10m, or twice
+	// WorkerAckWait when that is longer, at most DLQMaxAge; it must be
+	// longer than WorkerAckWait).
 	DLQDuplicates time.Duration
 	// Replicas is every stream's replication factor (default 1).
 	Replicas int
@@ -133,10 +135,16 @@ func (c Config) WithDefaults() Config {
 	defDur(&c.RequestDuplicates, DefaultRequestDuplicates)
 	defDur(&c.ResultsMaxAge, DefaultResultsMaxAge)
 	defDur(&c.DLQMaxAge, DefaultDLQMaxAge)
-	defDur(&c.DLQDuplicates, DefaultDLQDuplicates)
 	defInt(&c.Replicas, DefaultReplicas)
 	def(&c.WorkerConsumer, DefaultWorkerConsumer)
 	defDur(&c.WorkerAckWait, DefaultWorkerAckWait)
+	if c.DLQDuplicates == 0 {
+		// A dead letter published again after a crash comes from the
+		// redelivery, no earlier than the worker's AckWait: the window
+		// covers twice that (the rerun's time included), within the max
+		// age.
+		c.DLQDuplicates = min(max(DefaultDLQDuplicates, 2*c.WorkerAckWait), c.DLQMaxAge)
+	}
 	defInt(&c.WorkerMaxAckPending, DefaultWorkerMaxAckPending)
 	def(&c.ReplayerConsumer, DefaultReplayerConsumer)
 	defDur(&c.ReplayerAckWait, DefaultReplayerAckWait)

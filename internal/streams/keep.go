@@ -36,7 +36,10 @@ type Applied struct {
 // a word. Raising either still happens. Lowering them is done by hand (nats
 // stream edit), after every process's configuration says so, or the next
 // process to start raises them again. Other fields a person set by hand
-// (MaxBytes, say) are set back to sc at every start, as before.
+// (MaxBytes, say) are set back to sc at every start, as before. A live
+// stream's subjects are never changed: other subjects (another prefix) are a
+// *ConfigError, since the stream's messages would no longer reach its
+// consumers.
 //
 // It reads and then writes: JetStream has no compare-and-set on a stream's
 // configuration, so a process on the defaults that reads R1 while another
@@ -47,6 +50,13 @@ func Apply(ctx context.Context, js jetstream.JetStream, sc jetstream.StreamConfi
 	cur, err := js.Stream(ctx, sc.Name)
 	switch {
 	case err == nil:
+		if live := cur.CachedInfo().Config.Subjects; !sameSubjects(live, sc.Subjects) {
+			// Another prefix for a live stream: its stored messages (queued
+			// requests, dead letters) would no longer match the consumers'
+			// filters, and producers on the old prefix would lose it.
+			return out, &ConfigError{Field: "subjects of stream " + sc.Name,
+				Reason: fmt.Sprintf("the stream serves %v and this process is configured for %v: refusing to change them (check the prefixes; change the stream by hand if that is meant)", live, sc.Subjects)}
+		}
 		out = KeepLive(cur.CachedInfo().Config, sc, keep)
 	case !errors.Is(err, jetstream.ErrStreamNotFound):
 		return out, fmt.Errorf("streams: read stream %s: %w", sc.Name, err)
@@ -73,4 +83,22 @@ func KeepLive(live, want jetstream.StreamConfig, keep Keep) Applied {
 		out.Config.MaxAge, out.KeptMaxAge = live.MaxAge, true
 	}
 	return out
+}
+
+// sameSubjects reports whether a and b hold the same subjects, in any order.
+func sameSubjects(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	seen := make(map[string]int, len(a))
+	for _, s := range a {
+		seen[s]++
+	}
+	for _, s := range b {
+		if seen[s] == 0 {
+			return false
+		}
+		seen[s]--
+	}
+	return true
 }

@@ -73,6 +73,9 @@ func (c Config) Validate() error {
 	if c.DLQDuplicates > c.DLQMaxAge {
 		return &ConfigError{Field: "DLQDuplicates", Reason: "longer than DLQMaxAge"}
 	}
+	if c.DLQDuplicates <= c.WorkerAckWait {
+		return &ConfigError{Field: "DLQDuplicates", Reason: "not longer than WorkerAckWait: a dead letter published again by the redelivery after a crash would not be de-duplicated"}
+	}
 	if c.Replicas < 1 || c.Replicas > 5 {
 		return &ConfigError{Field: "Replicas", Reason: "must be 1..5"}
 	}
