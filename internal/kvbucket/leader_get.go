@@ -89,6 +89,35 @@ func LeaderGet(ctx context.Context, js jetstream.JetStream, bucket, key string) 
 	return &leaderEntry{bucket: bucket, key: key, value: resp.Message.Data, rev: resp.Message.Seq, created: resp.Message.Time}, nil
 }
 
+// ConfirmDelays are the waits between the reads a store makes before it
+// tells an owner it lost its claim or lock: the leader's answer, then two
+// more after these delays. A leader elected a moment ago may not have
+// applied the last writes yet (seen once under heavy load on a three-node
+// test cluster); the cost is paid only on a refusal.
+var ConfirmDelays = []time.Duration{50 * time.Millisecond, 250 * time.Millisecond}
+
+// LeaderConfirm reads key through the leader (LeaderGet) until refused
+// returns false for the entry (or its absence, e nil), at most
+// 1+len(ConfirmDelays) times, and returns the last read. ctx ending stops
+// the waits.
+func LeaderConfirm(ctx context.Context, js jetstream.JetStream, bucket, key string, refused func(e jetstream.KeyValueEntry, err error) bool) (jetstream.KeyValueEntry, error) {
+	e, err := LeaderGet(ctx, js, bucket, key)
+	for _, d := range ConfirmDelays {
+		if !refused(e, err) {
+			break
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return e, err
+		case <-t.C:
+		}
+		e, err = LeaderGet(ctx, js, bucket, key)
+	}
+	return e, err
+}
+
 // leaderEntry is a jetstream.KeyValueEntry read by LeaderGet.
 type leaderEntry struct {
 	bucket, key string

@@ -69,3 +69,36 @@ func TestLeaderGetAnswersAsGet(t *testing.T) {
 		t.Fatalf("a missing bucket: %v, want an error other than ErrKeyNotFound", err)
 	}
 }
+
+// LeaderConfirm reads again after each of ConfirmDelays while the answer
+// is a refusal (three reads at most) and returns the last read.
+func TestLeaderConfirmReadsAgainWhileRefused(t *testing.T) {
+	s := natstest.RunServer(t)
+	js, err := jetstream.New(natstest.Connect(t, s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "LEADER_CONFIRM"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := 0
+	e, err := kvbucket.LeaderConfirm(ctx, js, "LEADER_CONFIRM", "k", func(e jetstream.KeyValueEntry, err error) bool {
+		asked++
+		if asked == 2 {
+			// The write lands between two reads: the next read sees it.
+			if _, perr := kv.Put(ctx, "k", []byte("mine")); perr != nil {
+				t.Fatal(perr)
+			}
+		}
+		return errors.Is(err, jetstream.ErrKeyNotFound)
+	})
+	if err != nil || string(e.Value()) != "mine" {
+		t.Fatalf("the last read: %v, want the entry written before it", err)
+	}
+	if asked != 2 {
+		t.Fatalf("asked %d times, want 2 (absent twice; the third read, after the write, is returned)", asked)
+	}
+}

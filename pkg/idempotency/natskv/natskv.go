@@ -149,10 +149,14 @@ func (s *Store) get(ctx context.Context, op, kvKey string) (*entry, error) {
 	return decodeEntry(op, kvKey, e, err)
 }
 
-// getFromLeader is get through the bucket stream's leader
-// (kvbucket.LeaderGet): never the answer of a replica that lags.
-func (s *Store) getFromLeader(ctx context.Context, op, kvKey string) (*entry, error) {
-	e, err := kvbucket.LeaderGet(ctx, s.js, s.cfg.Bucket, kvKey)
+// getFromLeader is get through the bucket stream's leader, confirmed
+// (kvbucket.LeaderConfirm) while the record is missing or another owner's:
+// never the answer of a replica that lags.
+func (s *Store) getFromLeader(ctx context.Context, op, kvKey, owner string) (*entry, error) {
+	e, err := kvbucket.LeaderConfirm(ctx, s.js, s.cfg.Bucket, kvKey, func(e jetstream.KeyValueEntry, err error) bool {
+		cur, err := decodeEntry(op, kvKey, e, err)
+		return err == nil && (cur == nil || cur.rec.Owner != owner)
+	})
 	return decodeEntry(op, kvKey, e, err)
 }
 
@@ -334,7 +338,7 @@ func (s *Store) fenced(ctx context.Context, op string, t idempotency.Ticket, fn 
 			// applied the claim yet: an owner is told its claim is lost
 			// only when the leader says so too (the wrapper takes that as
 			// final, and the effect could run again after the lease).
-			cur, err = s.getFromLeader(ctx, op, kvKey)
+			cur, err = s.getFromLeader(ctx, op, kvKey, t.Owner)
 		}
 		if err != nil {
 			return err

@@ -73,13 +73,7 @@ func (l *Locker) Acquire(ctx context.Context, key session.Key, owner string, lea
 	}
 	for n := range l.cfg.MaxConflictRetries {
 		start := l.now()
-		cur, err := l.load(ctx, k)
-		if errors.Is(err, jetstream.ErrKeyNotFound) || err == nil && (cur.Owner != owner || !start.Before(cur.expires)) {
-			// A direct get may be answered by a replica behind the
-			// holder's last write: the holder is told it lost the lock
-			// only when the leader says so too.
-			cur, err = l.loadFromLeader(ctx, k)
-		}
+		cur, err := l.load(ctx, k) // a stale read only makes the Create or Update below fail
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
 			_, err = l.kv.Create(ctx, k, val)
@@ -120,7 +114,9 @@ func (l *Locker) Renew(ctx context.Context, key session.Key, owner string, lease
 			// A direct get may be answered by a replica behind the
 			// holder's last write: the holder is told it lost the lock
 			// only when the leader says so too.
-			cur, err = l.loadFromLeader(ctx, k)
+			cur, err = l.loadFromLeader(ctx, k, func(e *lockEntry) bool {
+				return e == nil || e.Owner != owner || !start.Before(e.expires)
+			})
 		}
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
@@ -158,7 +154,7 @@ func (l *Locker) Release(ctx context.Context, key session.Key, owner string) err
 		now := l.now()
 		cur, err := l.load(ctx, k)
 		if errors.Is(err, jetstream.ErrKeyNotFound) || err == nil && cur.Owner != owner {
-			cur, err = l.loadFromLeader(ctx, k) // as in Renew
+			cur, err = l.loadFromLeader(ctx, k, func(e *lockEntry) bool { return e == nil || e.Owner != owner }) // as in Renew
 		}
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
@@ -202,10 +198,17 @@ func (l *Locker) load(ctx context.Context, k string) (*lockEntry, error) {
 	return decodeLockEntry(k, e, err)
 }
 
-// loadFromLeader is load through the bucket stream's leader
-// (kvbucket.LeaderGet): never the answer of a replica that lags.
-func (l *Locker) loadFromLeader(ctx context.Context, k string) (*lockEntry, error) {
-	e, err := kvbucket.LeaderGet(ctx, l.js, l.cfg.LockBucket, k)
+// loadFromLeader is load through the bucket stream's leader, confirmed
+// (kvbucket.LeaderConfirm) while refused says the entry (nil: none) tells
+// owner it lost the lock: never the answer of a replica that lags.
+func (l *Locker) loadFromLeader(ctx context.Context, k string, refused func(*lockEntry) bool) (*lockEntry, error) {
+	e, err := kvbucket.LeaderConfirm(ctx, l.js, l.cfg.LockBucket, k, func(e jetstream.KeyValueEntry, err error) bool {
+		cur, err := decodeLockEntry(k, e, err)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return refused(nil)
+		}
+		return err == nil && refused(cur)
+	})
 	return decodeLockEntry(k, e, err)
 }
 
