@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/agentfleet/agentfleet/internal/streams/streamstest"
+	"github.com/agentfleet/agentfleet/pkg/client"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
 
-// The server's max_payload (1 MiB by default, as envelope.DefaultMaxSize)
-// counts the headers Send adds (Nats-Msg-Id, Nats-Expected-Stream). A
+// The server's max_payload (1 MiB by default) counts the headers Send adds (Nats-Msg-Id, Nats-Expected-Stream). A
 // request whose body is within MaxRequestSize but which does not fit with
 // its headers is refused before the publish as an *envelope.InvalidError
 // (the producer's exit 2, a batch's "invalid"); one that fits with its
@@ -23,11 +23,18 @@ func TestSendRefusesARequestTooLargeWithItsHeaders(t *testing.T) {
 	tg := streamstest.Embedded(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c := newClient(t, tg)
-	limit := int(tg.NC.MaxPayload())
-	if limit != envelope.DefaultMaxSize {
-		t.Fatalf("test setup: the server's max_payload is %d, want the default %d", limit, envelope.DefaultMaxSize)
+	// The default body limit leaves room under the default max_payload
+	// (envelope.DefaultMaxSize is 1 MiB less 16 KiB): a client whose limit
+	// is above the server's, as a fleet whose servers take less than it.
+	c, err := client.New(tg.JS, tg.NC, client.Config{
+		RequestsStream: tg.Cfg.RequestsStream, ResultsStream: tg.Cfg.ResultsStream,
+		RequestPrefix: tg.Cfg.RequestPrefix, ResultPrefix: tg.Cfg.ResultPrefix,
+		MaxRequestSize: 2 << 20,
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
+	limit := int(tg.NC.MaxPayload())
 	sized := func(id string, size int) *envelope.Request {
 		t.Helper()
 		req := request("x")
@@ -44,7 +51,7 @@ func TestSendRefusesARequestTooLargeWithItsHeaders(t *testing.T) {
 	}
 
 	// 16 bytes under the body limit: over max_payload with its headers.
-	_, err := c.Send(ctx, sized("inv-size-edge", limit-16))
+	_, err = c.Send(ctx, sized("inv-size-edge", limit-16))
 	var ie *envelope.InvalidError
 	if !errors.As(err, &ie) || !strings.Contains(ie.Reason, "with its headers") {
 		t.Fatalf("Send of a request %d bytes under the limit = %v; want an *envelope.InvalidError about its headers", 16, err)
