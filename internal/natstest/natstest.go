@@ -300,3 +300,19 @@ func ClusterJetStream(t testing.TB, n int) (jetstream.JetStream, []*server.Serve
 	}
 	return js, servers
 }
+
+// JetStreamPerServer returns a JetStream context on a connection of its own
+// to each of servers (a cluster's nodes), in their order: a test that reads
+// through every node sees what each replica answers.
+func JetStreamPerServer(t testing.TB, servers []*server.Server) []jetstream.JetStream {
+	t.Helper()
+	out := make([]jetstream.JetStream, len(servers))
+	for i, s := range servers {
+		js, err := jetstream.New(ConnectURL(t, s.ClientURL()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = js
+	}
+	return out
+}

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/agentfleet/agentfleet/internal/natstest"
 	"github.com/agentfleet/agentfleet/pkg/idempotency"
 	"github.com/agentfleet/agentfleet/pkg/idempotency/natskv"
@@ -25,14 +23,13 @@ import (
 func TestCompleteByLiveOwnerOnR3(t *testing.T) {
 	servers := natstest.RunCluster(t, 3)
 	cfg := natskv.Config{Bucket: "IDEM_R3_FENCE", Retention: time.Hour, Replicas: 3}
-	js0, _ := jetstream.New(natstest.ConnectURL(t, servers[0].ClientURL()))
+	jss := natstest.JetStreamPerServer(t, servers)
 	natstest.Retry(t, time.Minute, func(ctx context.Context) error {
-		_, err := natskv.New(ctx, js0, cfg)
+		_, err := natskv.New(ctx, jss[0], cfg)
 		return err
 	})
 	var stores []*natskv.Store
-	for _, s := range servers {
-		js, _ := jetstream.New(natstest.ConnectURL(t, s.ClientURL()))
+	for _, js := range jss {
 		stores = append(stores, newStore(t, js, cfg))
 	}
 	ctx := context.Background()

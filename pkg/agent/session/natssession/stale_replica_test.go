@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/agentfleet/agentfleet/internal/natstest"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
 	"github.com/agentfleet/agentfleet/pkg/agent/session/natssession"
@@ -26,14 +24,13 @@ import (
 func TestRenewByLiveHolderOnR3(t *testing.T) {
 	servers := natstest.RunCluster(t, 3)
 	cfg := natssession.Config{Replicas: 3, LockBucket: "locks_r3_fence"}
-	js0, _ := jetstream.New(natstest.ConnectURL(t, servers[0].ClientURL()))
+	jss := natstest.JetStreamPerServer(t, servers)
 	natstest.Retry(t, time.Minute, func(ctx context.Context) error {
-		_, err := natssession.NewLocker(ctx, js0, cfg)
+		_, err := natssession.NewLocker(ctx, jss[0], cfg)
 		return err
 	})
 	var lockers []*natssession.Locker
-	for _, s := range servers {
-		js, _ := jetstream.New(natstest.ConnectURL(t, s.ClientURL()))
+	for _, js := range jss {
 		l, err := natssession.NewLocker(ctx, js, cfg)
 		if err != nil {
 			t.Fatal(err)
