@@ -91,10 +91,12 @@ func (h *Harness) replay(ctx context.Context, cl *client.Client, rep *Report, de
 			h.logf("replay: %d of %d completed", len(want)-len(next), len(want))
 		}
 		left = next
+		h.noteCrashes(rep) // the workers run the replays: one that dies is a violation here too
 		if len(left) > 0 {
 			sleepCtx(ctx, time.Second)
 		}
 	}
+	h.noteCrashes(rep)
 	return nil
 }
 

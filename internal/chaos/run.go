@@ -265,13 +265,19 @@ func (h *Harness) progress(ctx context.Context, t *tracker, rep *Report) {
 		}
 		sub, seen := t.counts()
 		h.logf("submitted %d/%d, with a result %d, pending %d", sub, len(t.ids), seen, sub-seen)
-		for _, n := range h.checkWorkers() {
-			// The product failing under chaos: the run goes on (the worker
-			// is restarted) but does not pass.
-			rep.addEvent(time.Since(h.start), n)
-			rep.addWorkerCrash(n)
-			h.logf("%s", n)
-		}
+		h.noteCrashes(rep)
+	}
+}
+
+// noteCrashes restarts the workers that exited by themselves and records
+// each as an event and a violation (Report.WorkerCrashes): the product
+// failing under chaos; the run goes on but does not pass. progress calls it
+// while results come in, replay while the replayed invocations complete.
+func (h *Harness) noteCrashes(rep *Report) {
+	for _, n := range h.checkWorkers() {
+		rep.addEvent(time.Since(h.start), n)
+		rep.addWorkerCrash(n)
+		h.logf("%s", n)
 	}
 }
 
