@@ -1,10 +1,6 @@
 package openai
 
-import (
-	"testing"
-
-	"github.com/agentfleet/agentfleet/pkg/taxonomy"
-)
+import "testing"
 
 // azurePromptFiltered400 is Azure OpenAI's answer (an OpenAI-compatible
 // chat completions API, also at /openai/v1/) when its content filter flags
@@ -19,19 +15,5 @@ const azurePromptFiltered400 = `{"error": {"message": "The response was filtered
 // (TestFlaggedPromptIsPromptBlocked): a user's message must not page the
 // owner of request building and wait in the DLQ for a "fix".
 func TestAzurePromptContentFilterIsPromptBlocked(t *testing.T) {
-	for _, stream := range []bool{false, true} {
-		f := newFake(t, jsonHandler(400, azurePromptFiltered400))
-		resps, errs := collect(testCtx(t), newTestModel(t, f), userText("hi"), stream)
-		var class taxonomy.Class
-		switch {
-		case len(errs) == 1:
-			class = taxonomy.ClassifyError(errs[0])
-		case len(resps) > 0:
-			class, _ = taxonomy.ClassifyResponse(resps[len(resps)-1])
-		}
-		if class != taxonomy.PromptBlocked {
-			p := taxonomy.PolicyFor(class)
-			t.Errorf("stream=%v: class %s (page=%v, refuse=%v), want PROMPT_BLOCKED", stream, class, p.Page, p.Refuse)
-		}
-	}
+	assertPromptBlocked(t, azurePromptFiltered400)
 }

@@ -18,8 +18,16 @@ const invalidPrompt400 = `{"error": {"message": "Invalid prompt: your prompt was
 // letter waiting for a "fix", for a user's message, and the user got no
 // refusal.)
 func TestFlaggedPromptIsPromptBlocked(t *testing.T) {
+	assertPromptBlocked(t, invalidPrompt400)
+}
+
+// assertPromptBlocked checks that an HTTP 400 with body classifies
+// PROMPT_BLOCKED, streamed or not: an in-band response, or an error that
+// classifies so.
+func assertPromptBlocked(t *testing.T, body string) {
+	t.Helper()
 	for _, stream := range []bool{false, true} {
-		f := newFake(t, jsonHandler(400, invalidPrompt400))
+		f := newFake(t, jsonHandler(400, body))
 		resps, errs := collect(testCtx(t), newTestModel(t, f), userText("hi"), stream)
 		var class taxonomy.Class
 		switch {
