@@ -64,14 +64,15 @@ func NotFound(hint string) map[string]any {
 }
 
 // IsErrorMap reports whether m reports a failure: a "status" other than
-// "ok", or a "reason" without a status.
+// the string "ok" (a number such as 503 or null included), or a "reason"
+// without a status.
 func IsErrorMap(m map[string]any) bool {
 	if m == nil {
 		return false
 	}
-	s, ok := m["status"].(string)
-	if ok {
-		return s != StatusOK
+	if st, present := m["status"]; present {
+		s, ok := st.(string)
+		return !ok || s != StatusOK
 	}
 	_, hasReason := m["reason"]
 	return hasReason
@@ -87,20 +88,21 @@ var (
 	stackFrameRE = regexp.MustCompile(`(goroutine \d+ \[|\.go:\d+|panic:|\bat [\w$.]+\([\w.]+\.java:\d+\)|Traceback \(most recent call last\))`)
 	sqlRE        = regexp.MustCompile(`(?i)\b(select\s.+\sfrom|insert\s+into|update\s+\S+\s+set|delete\s+from|drop\s+table|pq:|sqlstate|ora-\d{5})`)
 	urlRE        = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://\S+`)
-	hostPortRE   = regexp.MustCompile(`(?i)\b(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-f:]+\]|[a-z0-9-]+(?:\.[a-z0-9-]+)+|localhost)(?::\d{2,5})\b`)
+	hostPortRE   = regexp.MustCompile(`(?i)\b(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-f:]+\]|[a-z0-9_-]+(?:\.[a-z0-9_-]+)+|localhost)(?::\d{2,5})\b`)
 	ipRE         = regexp.MustCompile(`\b\d{1,3}(?:\.\d{1,3}){3}\b`)
 	// netHostPortRE: a host:port after a network word, an arrow or an at
 	// sign (Go's "dial tcp orders-db:5432", "->redis-primary:6379",
 	// "user@db:5432", a MySQL DSN's "tcp(orders-db:3306)"), where a
 	// single-label name (a Kubernetes or compose
-	// service) is a host too; hostPortRE needs a dot to tell a host from
+	// service) is a host too, underscores included (compose names its
+	// containers "myapp_redis_1"); hostPortRE needs a dot to tell a host from
 	// "code:500".
-	netHostPortRE = regexp.MustCompile(`(?i)(\b(?:tcp|udp)[46]?(?:\s+|\()|->|@)[a-z0-9][a-z0-9-]*:\d{1,5}\b`)
+	netHostPortRE = regexp.MustCompile(`(?i)(\b(?:tcp|udp)[46]?(?:\s+|\()|->|@)[a-z0-9][a-z0-9_-]*:\d{1,5}\b`)
 	// lookupRE: the name in Go's DNS error ("lookup orders-db on
 	// 10.0.0.2:53: no such host", "lookup orders-db: ..."), only in that
 	// shape: "order lookup failed" is plain text.
-	lookupRE     = regexp.MustCompile(`(?i)\b(lookup\s+)[a-z0-9][a-z0-9.-]*(\s+on\s+\S+:|:)`)
-	internalHost = regexp.MustCompile(`(?i)\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:internal|local|lan|corp|svc|cluster\.local)\b`)
+	lookupRE     = regexp.MustCompile(`(?i)\b(lookup\s+)[a-z0-9][a-z0-9._-]*(\s+on\s+\S+:|:)`)
+	internalHost = regexp.MustCompile(`(?i)\b[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.(?:internal|local|lan|corp|svc|cluster\.local)\b`)
 	// ipv6RE: an IPv6 address in brackets, with a zone and a port if any
 	// (Go's "dial tcp [::1]:6379"), or bare: with "::" and a hex group
 	// beside it ("fd00:10:96::7", "::1"), or all eight groups. Times
@@ -112,6 +114,12 @@ var (
 	// dsnFieldRE: a key=value DSN's secrets and host (libpq and pgx
 	// "host=orders-db user=admin password=hunter2").
 	dsnFieldRE = regexp.MustCompile(`(?i)\b(password|passwd|pwd|host|hostaddr|user|sslkey|sslpassword)=(?:'[^']*'|\S+)`)
+	// authValueRE: an HTTP credential in an error text: an Authorization
+	// or X-Api-Key header's value, or a bearer token on its own.
+	authValueRE = regexp.MustCompile(`(?i)(\b(?:proxy-)?authorization\s*[:=]\s*(?:(?:bearer|basic|token|digest)\s+)?|\bx-api-key\s*[:=]\s*|\bbearer\s+)[^\s"',;]+`)
+	// secretFieldRE: a key=value pair named for a secret ("api_key=…",
+	// "token=…", "client_secret=…", a signed URL's "signature=…").
+	secretFieldRE = regexp.MustCompile(`(?i)\b((?:api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key|(?:access|refresh|id|auth|session)[_-]?token|token|client[_-]?secret|secret|signature)\s*=\s*)(?:'[^']*'|"[^"]*"|[^\s&,;'"]+)`)
 	// pathRE: a file path, Unix (two components or more, after a space,
 	// a quote, a bracket or the start), Windows with a drive letter, or
 	// UNC ("dial unix /var/run/redis/redis.sock", "open C:\data\x.db").
@@ -195,6 +203,10 @@ func redactOnce(s string) string {
 	}
 	if strings.Contains(s, "=") {
 		s = dsnFieldRE.ReplaceAllString(s, "${1}="+redacted)
+		s = secretFieldRE.ReplaceAllString(s, "${1}"+redacted)
+	}
+	if mayContainFold(s, "authorization", "bearer", "api-key") {
+		s = authValueRE.ReplaceAllString(s, "${1}"+redacted)
 	}
 	if strings.Contains(s, "/") || strings.Contains(s, `\`) {
 		s = pathRE.ReplaceAllString(s, "${1}"+redacted)

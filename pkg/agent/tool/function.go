@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -19,6 +20,11 @@ type Func[Args, Result any] struct {
 	name, description string
 	decl              *model.ToolDeclaration
 	fn                func(ctx context.Context, args Args) (Result, error)
+	// fields are the argument names a struct Args declares, exactly:
+	// encoding/json would also take "ORDER_ID" or "order_ıd" for
+	// "order_id" (it folds case), so Run checks names first. nil when
+	// Args is not a struct.
+	fields map[string]bool
 }
 
 // NewFunc builds a Tool from fn. Result may be map[string]any or any type
@@ -31,11 +37,19 @@ func NewFunc[Args, Result any](name, description string, fn func(ctx context.Con
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: infer argument schema: %w", name, err)
 	}
+	var fields map[string]bool
+	if reflect.TypeFor[Args]().Kind() == reflect.Struct {
+		fields = make(map[string]bool, len(schema.Properties))
+		for k := range schema.Properties {
+			fields[k] = true
+		}
+	}
 	return &Func[Args, Result]{
 		name:        name,
 		description: description,
 		decl:        &model.ToolDeclaration{Name: name, Description: description, Parameters: schema},
 		fn:          fn,
+		fields:      fields,
 	}, nil
 }
 
@@ -57,9 +71,17 @@ func (f *Func[Args, Result]) Description() string { return f.description }
 // Declaration implements Tool.
 func (f *Func[Args, Result]) Declaration() *model.ToolDeclaration { return f.decl }
 
-// Run decodes args into Args (unknown fields are rejected as an
-// *ArgumentError), calls the function and encodes its result as a map.
+// Run decodes args into Args (unknown fields, and names that differ from a
+// declared one only in case, are rejected as an *ArgumentError), calls the
+// function and encodes its result as a map.
 func (f *Func[Args, Result]) Run(ctx context.Context, args map[string]any) (map[string]any, error) {
+	if f.fields != nil {
+		for k := range args {
+			if !f.fields[k] {
+				return nil, &ArgumentError{Tool: f.name, Detail: SanitizeString(fmt.Sprintf("unknown argument %q", k))}
+			}
+		}
+	}
 	raw, err := json.Marshal(args)
 	if err != nil {
 		return nil, &ArgumentError{Tool: f.name, Detail: "arguments are not JSON"}

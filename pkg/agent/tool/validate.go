@@ -2,6 +2,8 @@ package tool
 
 import (
 	"fmt"
+	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -96,7 +98,26 @@ func (v *Validator) Validate(decl *model.ToolDeclaration, args map[string]any) e
 		instance = map[string]any{}
 	}
 	if err := res.r.Validate(instance); err != nil {
-		return &ArgumentError{Tool: decl.Name, Detail: SanitizeString(err.Error())}
+		return &ArgumentError{Tool: decl.Name, Detail: SanitizeString(nameArguments(err.Error()))}
 	}
 	return nil
+}
+
+// schemaPointerRE: the JSON pointer jsonschema-go names an argument by
+// ("validating /properties/note: type: …").
+var schemaPointerRE = regexp.MustCompile(`validating (/[^\s:]+)`)
+
+// nameArguments rewrites the schema pointers in a validation error as
+// argument names ("validating argument note"), which the model can act
+// on; left as they are they look like file paths and are redacted.
+func nameArguments(msg string) string {
+	return schemaPointerRE.ReplaceAllStringFunc(msg, func(m string) string {
+		var names []string
+		for _, seg := range strings.Split(strings.TrimPrefix(m, "validating /"), "/") {
+			if seg != "properties" && seg != "" {
+				names = append(names, seg)
+			}
+		}
+		return "validating argument " + strings.Join(names, ".")
+	})
 }
