@@ -284,13 +284,34 @@ func DefaultDescribeTool(t agent.CompletedTool) string {
 		if v == "[redacted]" {
 			continue // the whole value: naming the call is what matters
 		}
-		args = append(args, k+"="+v)
+		args = append(args, tool.SanitizeString(k)+"="+v)
 	}
-	s := "the step " + t.Name
-	if len(args) > 0 {
-		s += " (" + strings.Join(args, ", ") + ")"
+	// Sanitised piece by piece, never as a whole: two ordinary values
+	// could make one match ("please select the blue one", "ordered …
+	// from the website" read as SQL) and blank the call's name. For the
+	// same reason the cap drops whole arguments rather than cut one (a cut
+	// can make a match of its own, "1.2.3.4567" → "1.2.3.45").
+	s := "the step " + tool.SanitizeString(t.Name)
+	if len(args) == 0 {
+		return s
 	}
-	return tool.SanitizeString(s)
+	const more = ", …"
+	n := utf8.RuneCountInString(s) + len(" ()") + len(more)
+	kept := args[:0:0]
+	for _, a := range args {
+		if n+utf8.RuneCountInString(a)+len(", ") > tool.MaxErrorStringLen {
+			break
+		}
+		kept = append(kept, a)
+		n += utf8.RuneCountInString(a) + len(", ")
+	}
+	switch {
+	case len(kept) == len(args):
+		return s + " (" + strings.Join(args, ", ") + ")"
+	case len(kept) == 0:
+		return s + " (…)"
+	}
+	return s + " (" + strings.Join(kept, ", ") + more + ")"
 }
 
 func upperFirst(s string) string {

@@ -148,8 +148,19 @@ func classifyProvider(err error) (Class, int, bool) {
 			return QuotaExhausted, 0, true
 		}
 	}
+	// The first provider error in the chain that says something: one
+	// without a status or a quota flag does not decide, its causes may
+	// (a stream adapter's status-less error around an HTTP error).
 	var pe *model.ProviderError
-	if errors.As(err, &pe) && pe != nil {
+	walkChain(err, func(e error) bool {
+		p, ok := e.(*model.ProviderError)
+		if ok && p != nil && (p.QuotaExhausted || p.StatusCode != 0) {
+			pe = p
+			return true
+		}
+		return false
+	})
+	if pe != nil {
 		// The flag is the adapter's explicit statement that a quota is
 		// spent, so it wins whatever the status.
 		if pe.QuotaExhausted {
@@ -169,11 +180,17 @@ func classifyProvider(err error) (Class, int, bool) {
 			return classifyGemini(pe.StatusCode, details), pe.StatusCode, true
 		}
 	}
-	var sc StatusCoder
-	if errors.As(err, &sc) {
-		if code := safeStatus(sc); code != 0 {
-			return classifyStatus(code, false), code, true
+	// The first status in the chain: a StatusCoder without one (0) does
+	// not decide.
+	code := 0
+	walkChain(err, func(e error) bool {
+		if sc, ok := e.(StatusCoder); ok {
+			code = safeStatus(sc)
 		}
+		return code != 0
+	})
+	if code != 0 {
+		return classifyStatus(code, false), code, true
 	}
 	return "", 0, false
 }
