@@ -3,39 +3,128 @@ package agent
 import (
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
+	"github.com/agentfleet/agentfleet/pkg/agent/tool"
 )
 
 // buildContents turns session events into the model's conversation: partial
 // and cut-off events are left out, so is a substituted (degraded) answer
 // unless it asked for tools (their responses follow it and must answer its
-// calls), events without content are skipped, and
-// consecutive function-response events (a resumed step records its responses
-// in more than one event) are merged into one turn so every function call is
-// answered in the turn that follows it.
+// calls), and events without content are skipped.
+//
+// Every function call is answered in the turn that follows it, as the
+// providers require: each call's response is moved there from wherever the
+// session holds it (a resumed step records its responses in more than one
+// event; an invocation resumed after another invocation of the session ran
+// stores its responses after that one's events). A call that has no
+// response at all (its invocation stopped mid-step and has not resumed) is
+// answered with noResult, so the model knows the call was made and that
+// its outcome is unknown. Calls and responses without an ID keep their
+// place, consecutive response turns merged, as before IDs were given.
 func buildContents(events []*session.Event) []*model.Content {
-	var out []*model.Content
-	var last *model.Content
-	lastIsResponses := false
+	kept := make([]*session.Event, 0, len(events))
+	calls := map[string]bool{}
 	for _, e := range events {
 		if e.Partial || e.CutOff || (e.Substituted && !e.Content.HasFunctionCalls()) || e.Content.IsEmpty() {
 			continue
 		}
-		onlyResponses := e.Content.HasFunctionResponses() && !e.Content.HasFunctionCalls() && !hasText(e.Content)
-		if onlyResponses && lastIsResponses {
-			last.Parts = append(last.Parts, e.Content.Parts...)
-			continue
-		}
-		c := &model.Content{Role: e.Content.Role, Parts: append([]*model.Part(nil), e.Content.Parts...)}
-		if c.Role == "" {
-			c.Role = model.RoleModel
-			if e.Author == session.AuthorUser {
-				c.Role = model.RoleUser
+		kept = append(kept, e)
+		for _, p := range e.Content.Parts {
+			if p != nil && p.FunctionCall != nil && p.FunctionCall.ID != "" {
+				calls[p.FunctionCall.ID] = true
 			}
 		}
+	}
+	// The first response to each call of the history.
+	responses := map[string]*model.Part{}
+	for _, e := range kept {
+		if !onlyResponses(e.Content) {
+			continue
+		}
+		for _, p := range e.Content.Parts {
+			if fr := pairedResponse(p, calls); fr != nil && responses[fr.ID] == nil {
+				responses[fr.ID] = p
+			}
+		}
+	}
+	var out []*model.Content
+	var last *model.Content
+	lastIsResponses := false
+	answered := map[string]bool{}
+	for _, e := range kept {
+		if onlyResponses(e.Content) {
+			// What is left once paired responses went to their calls.
+			parts := make([]*model.Part, 0, len(e.Content.Parts))
+			for _, p := range e.Content.Parts {
+				if pairedResponse(p, calls) == nil {
+					parts = append(parts, p)
+				}
+			}
+			if len(parts) == 0 {
+				continue
+			}
+			if lastIsResponses {
+				last.Parts = append(last.Parts, parts...)
+				continue
+			}
+			c := &model.Content{Role: roleOf(e), Parts: parts}
+			out = append(out, c)
+			last, lastIsResponses = c, true
+			continue
+		}
+		c := &model.Content{Role: roleOf(e), Parts: append([]*model.Part(nil), e.Content.Parts...)}
 		out = append(out, c)
-		last, lastIsResponses = c, onlyResponses
+		last, lastIsResponses = c, false
+		var answers []*model.Part
+		for _, fc := range c.FunctionCalls() {
+			if fc.ID == "" || answered[fc.ID] {
+				continue
+			}
+			answered[fc.ID] = true
+			p := responses[fc.ID]
+			if p == nil {
+				p = &model.Part{FunctionResponse: &model.FunctionResponse{ID: fc.ID, Name: fc.Name, Response: noResult()}}
+			}
+			answers = append(answers, p)
+		}
+		if len(answers) > 0 {
+			r := &model.Content{Role: model.RoleUser, Parts: answers}
+			out = append(out, r)
+			last, lastIsResponses = r, true
+		}
 	}
 	return out
+}
+
+// noResult is the answer buildContents gives a call that has no response
+// in the session.
+func noResult() map[string]any {
+	return tool.Error("no_result", false, "this call has no recorded result: the request that made it did not finish, so whether it took effect is unknown")
+}
+
+// onlyResponses reports whether c holds function responses and neither
+// calls nor text: a tool step's event.
+func onlyResponses(c *model.Content) bool {
+	return c.HasFunctionResponses() && !c.HasFunctionCalls() && !hasText(c)
+}
+
+// pairedResponse returns p's function response when it answers a call of
+// the history (an ID in calls), else nil.
+func pairedResponse(p *model.Part, calls map[string]bool) *model.FunctionResponse {
+	if p == nil || p.FunctionResponse == nil || p.FunctionResponse.ID == "" || !calls[p.FunctionResponse.ID] {
+		return nil
+	}
+	return p.FunctionResponse
+}
+
+// roleOf is e's content role, or the role of its author when it has none.
+func roleOf(e *session.Event) string {
+	if e.Content.Role != "" {
+		return e.Content.Role
+	}
+	if e.Author == session.AuthorUser {
+		return model.RoleUser
+	}
+	return model.RoleModel
 }
 
 // pendingCalls returns the function calls of an invocation's events that have
