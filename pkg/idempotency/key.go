@@ -4,15 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"hash"
 	"strings"
 	"unicode"
-
-	"github.com/gowebpki/jcs"
-
-	"github.com/agentfleet/agentfleet/pkg/agent/tool"
 )
 
 // DefaultKeyPrefix is the first segment of every key unless Options.KeyPrefix
@@ -74,35 +68,73 @@ type KeyInput struct {
 // characters (they are key segments); a missing key field is a
 // *KeyFieldError.
 func DeriveKey(in KeyInput) (Key, error) {
+	prefix, err := checkKeyInput(in)
+	if err != nil {
+		return Key{}, err
+	}
+	canon, err := CanonicalArgs(in.Tool, in.Args, in.KeyFields)
+	if err != nil {
+		return Key{}, err
+	}
+	return keyOf(prefix, in, canon), nil
+}
+
+// deriveKeyAndArgsHash is DeriveKey and ArgsHash of the same call, with
+// the arguments canonicalised once when every argument is part of the key.
+// Errors come in DeriveKey's order, then ArgsHash's.
+func deriveKeyAndArgsHash(in KeyInput) (Key, string, error) {
+	if len(in.KeyFields) > 0 {
+		key, err := DeriveKey(in)
+		if err != nil {
+			return Key{}, "", err
+		}
+		h, err := ArgsHash(in.Tool, in.Args)
+		return key, h, err
+	}
+	prefix, err := checkKeyInput(in)
+	if err != nil {
+		return Key{}, "", err
+	}
+	canon, err := CanonicalArgs(in.Tool, in.Args, nil)
+	if err != nil {
+		return Key{}, "", err
+	}
+	return keyOf(prefix, in, canon), hashHex(canon), nil
+}
+
+// checkKeyInput returns the key's prefix (the default when empty), or what
+// makes in unusable for a key.
+func checkKeyInput(in KeyInput) (string, error) {
 	prefix := in.Prefix
 	if prefix == "" {
 		prefix = DefaultKeyPrefix
 	}
 	for _, seg := range []struct{ name, v string }{{"prefix", prefix}, {"agent", in.Agent}, {"tool", in.Tool}} {
 		if err := ValidateSegment(seg.v); err != nil {
-			return Key{}, fmt.Errorf("idempotency: key %s: %w", seg.name, err)
+			return "", fmt.Errorf("idempotency: key %s: %w", seg.name, err)
 		}
 	}
 	if in.InvocationID == "" {
-		return Key{}, ErrNoInvocationID
+		return "", ErrNoInvocationID
 	}
-	canon, err := CanonicalArgs(in.Tool, in.Args, in.KeyFields)
-	if err != nil {
-		return Key{}, err
-	}
-	h := sha256.New()
-	writeField(h, keyHashVersion)
-	writeField(h, in.InvocationID)
-	writeField(h, in.Tool)
-	writeField(h, string(canon))
-	return Key{Prefix: prefix, Agent: in.Agent, Tool: in.Tool, Hash: hex.EncodeToString(h.Sum(nil))}, nil
+	return prefix, nil
 }
 
-func writeField(h hash.Hash, s string) {
-	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], uint64(len(s)))
-	h.Write(n[:])
-	h.Write([]byte(s))
+// keyOf hashes the key's fields, canon being the canonical arguments.
+func keyOf(prefix string, in KeyInput, canon []byte) Key {
+	var buf [256]byte
+	b := appendField(buf[:0], []byte(keyHashVersion))
+	b = appendField(b, []byte(in.InvocationID))
+	b = appendField(b, []byte(in.Tool))
+	b = appendField(b, canon)
+	return Key{Prefix: prefix, Agent: in.Agent, Tool: in.Tool, Hash: hashHex(b)}
+}
+
+// appendField appends one hashed field: its length in bytes (8 bytes,
+// big-endian), then the bytes.
+func appendField(b, field []byte) []byte {
+	b = binary.BigEndian.AppendUint64(b, uint64(len(field)))
+	return append(b, field...)
 }
 
 // ValidateSegment reports a key segment (prefix, agent or tool name) that is
@@ -139,15 +171,7 @@ func CanonicalArgs(toolName string, args map[string]any, keyFields []string) ([]
 	if v == nil {
 		v = map[string]any{}
 	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil, &tool.ArgumentError{Tool: toolName, Detail: "arguments are not JSON: " + tool.SanitizeString(err.Error())}
-	}
-	canon, err := jcs.Transform(raw)
-	if err != nil {
-		return nil, &tool.ArgumentError{Tool: toolName, Detail: "arguments cannot be canonicalised: " + tool.SanitizeString(err.Error())}
-	}
-	return canon, nil
+	return canonicalJSON(toolName, v)
 }
 
 // ArgsHash returns the hex SHA-256 of the canonical JSON of all arguments.
@@ -158,6 +182,11 @@ func ArgsHash(toolName string, args map[string]any) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(canon)
-	return hex.EncodeToString(sum[:]), nil
+	return hashHex(canon), nil
+}
+
+// hashHex is the lower-case hex SHA-256 of b.
+func hashHex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
+	"github.com/agentfleet/agentfleet/pkg/agent/session"
 	"github.com/agentfleet/agentfleet/pkg/agent/tool"
 )
 
@@ -80,6 +81,10 @@ type call struct {
 	agent  string
 	tool   string
 	ticket Ticket
+	// tc is the call's tool context: what the tool asks of the loop
+	// (state changes, the end of the invocation) is stored with its
+	// result and given back to a replay.
+	tc *tool.Context
 	// log carries invocation_id, session_id and agent on every line.
 	log zerolog.Logger
 }
@@ -96,11 +101,7 @@ func (w *wrapped) Run(ctx context.Context, args map[string]any) (map[string]any,
 		agent = tc.Session.App
 	}
 	name := w.inner.Name()
-	key, err := DeriveKey(KeyInput{Prefix: w.opts.KeyPrefix, Agent: agent, InvocationID: tc.InvocationID, Tool: name, Args: args, KeyFields: w.opts.KeyFields})
-	if err != nil {
-		return nil, err
-	}
-	argsHash, err := ArgsHash(name, args)
+	key, argsHash, err := deriveKeyAndArgsHash(KeyInput{Prefix: w.opts.KeyPrefix, Agent: agent, InvocationID: tc.InvocationID, Tool: name, Args: args, KeyFields: w.opts.KeyFields})
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +109,7 @@ func (w *wrapped) Run(ctx context.Context, args map[string]any) (map[string]any,
 	if err != nil {
 		return nil, err
 	}
-	c := &call{w: w, agent: agent, tool: name, ticket: Ticket{Key: key.String(), InvocationID: tc.InvocationID, Owner: owner}, log: w.opts.Logger.With().Str("invocation_id", tc.InvocationID).Str("session_id", tc.Session.SessionID).Str("agent", agent).Logger()}
+	c := &call{w: w, agent: agent, tool: name, tc: tc, ticket: Ticket{Key: key.String(), InvocationID: tc.InvocationID, Owner: owner}, log: w.opts.Logger.With().Str("invocation_id", tc.InvocationID).Str("session_id", tc.Session.SessionID).Str("agent", agent).Logger()}
 	claim, err := c.claim(ctx, ClaimRequest{Ticket: c.ticket, Agent: agent, Tool: name, ArgsHash: argsHash, Lease: w.opts.Lease})
 	if err != nil {
 		return nil, err
@@ -192,8 +193,58 @@ func (c *call) replay(rec Record, argsHash string) (map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("idempotency: stored result of %s: %w", c.ticket.Key, err)
 	}
+	if err := c.replayActions(res); err != nil {
+		return nil, fmt.Errorf("idempotency: stored result of %s: %w", c.ticket.Key, err)
+	}
 	c.w.opts.Metrics.replay(c.agent, c.tool)
 	return res, nil
+}
+
+// actionsKey is the member of a stored result that holds what the tool
+// asked of the loop (session.Actions), when it asked anything: a replay
+// gives the loop the same state changes and the same end of the
+// invocation as the run it replays. It is never part of a result a caller
+// sees.
+const actionsKey = "_agentfleet_actions"
+
+// withActions returns the result to store: res, with the tool's actions
+// under actionsKey when it recorded any.
+func (c *call) withActions(res map[string]any, raw []byte) ([]byte, error) {
+	acts := c.tc.Actions()
+	if !acts.EndInvocation && len(acts.StateDelta) == 0 {
+		return raw, nil
+	}
+	m := make(map[string]any, len(res)+1)
+	for k, v := range res {
+		m[k] = v
+	}
+	m[actionsKey] = acts
+	return json.Marshal(m)
+}
+
+// replayActions takes the stored actions out of res and records them on
+// the call's tool context, as the tool did when it ran.
+func (c *call) replayActions(res map[string]any) error {
+	v, ok := res[actionsKey]
+	if !ok {
+		return nil
+	}
+	delete(res, actionsKey)
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	var acts session.Actions
+	if err := json.Unmarshal(raw, &acts); err != nil {
+		return fmt.Errorf("decode actions: %w", err)
+	}
+	for k, v := range acts.StateDelta {
+		c.tc.SetState(k, v)
+	}
+	if acts.EndInvocation {
+		c.tc.EndInvocation()
+	}
+	return nil
 }
 
 // run runs the tool under the claim, renewing the lease, then completes or
@@ -234,7 +285,12 @@ func (c *call) run(ctx context.Context, args map[string]any, leaseUntil time.Tim
 		c.complete(resultNotRecorded)
 		return nil, fmt.Errorf("idempotency: tool %s: encode result: %w", c.tool, encErr)
 	}
-	c.complete(raw)
+	stored, encErr := c.withActions(res, raw)
+	if encErr != nil {
+		c.complete(resultNotRecorded)
+		return nil, fmt.Errorf("idempotency: tool %s: encode actions: %w", c.tool, encErr)
+	}
+	c.complete(stored)
 	// Every caller, first or replayed, sees the same JSON-shaped result
 	// (but for a result too large for the store: the first caller gets it,
 	// a replay gets resultNotRecorded, see complete).
