@@ -125,3 +125,26 @@ func FuzzCanonicalDirect(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkCanonicalArgs compares the direct path with the general one
+// (json.Marshal + jcs.Transform) on the support workload's refund
+// arguments, as a model's JSON decodes them.
+func BenchmarkCanonicalArgs(b *testing.B) {
+	args := map[string]any{"order_id": "A-1042", "amount_cents": 1250.0, "reason": "customer request"}
+	b.Run("direct", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := canonicalJSON("refund_order", args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("general", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := canonicalGeneral("refund_order", args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
