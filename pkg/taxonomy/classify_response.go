@@ -53,7 +53,9 @@ func classifyFinishReason(fr model.FinishReason) (Class, bool) {
 	switch fr {
 	case model.FinishReasonStop, model.FinishReasonUnspecified:
 		return "", false
-	case model.FinishReasonMaxTokens:
+	case model.FinishReasonMaxTokens, model.FinishReasonContinuation:
+		// CONTINUATION: the token limit cut the output, which could be
+		// continued; nothing here continues it, so it is cut off.
 		return Truncated, true
 	case model.FinishReasonSafety, model.FinishReasonRecitation, model.FinishReasonBlocklist,
 		model.FinishReasonProhibitedContent, model.FinishReasonSPII, model.FinishReasonImageSafety:

@@ -17,6 +17,7 @@ func TestClassifyResponse(t *testing.T) {
 	}{
 		// The in-band cases of the seed's Java test table.
 		{"seed: MAX_TOKENS", &model.Response{FinishReason: model.FinishReasonMaxTokens}, taxonomy.Truncated},
+		{"CONTINUATION: the token limit cut it off", &model.Response{FinishReason: model.FinishReasonContinuation}, taxonomy.Truncated},
 		{"seed: SAFETY with errorCode SAFETY is output, not prompt", &model.Response{FinishReason: model.FinishReasonSafety, ErrorCode: model.FinishReasonSafety}, taxonomy.OutputBlocked},
 		{"seed: errorCode PROHIBITED_CONTENT without candidate", &model.Response{ErrorCode: model.FinishReasonProhibitedContent}, taxonomy.PromptBlocked},
 		{"seed: errorCode Unknown error.", &model.Response{ErrorCode: model.ErrorCodeUnknown, ErrorMessage: "Unknown error."}, taxonomy.Unknown},

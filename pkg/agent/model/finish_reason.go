@@ -23,6 +23,11 @@ const (
 	FinishReasonImageSafety           FinishReason = "IMAGE_SAFETY"
 	FinishReasonUnexpectedToolCall    FinishReason = "UNEXPECTED_TOOL_CALL"
 	FinishReasonTooManyToolCalls      FinishReason = "TOO_MANY_TOOL_CALLS"
+	// FinishReasonContinuation: the per-request token limit ended the
+	// output before it was complete (Gemini offers a continuation token;
+	// the adapter turns automatic continuation off). Cut off like
+	// MAX_TOKENS.
+	FinishReasonContinuation FinishReason = "CONTINUATION"
 	// BlockReasonUnspecified is the prompt-feedback block reason for "none".
 	BlockReasonUnspecified FinishReason = "BLOCKED_REASON_UNSPECIFIED"
 )
@@ -38,7 +43,7 @@ var KnownFinishReasons = []FinishReason{
 	FinishReasonSafety, FinishReasonRecitation, FinishReasonLanguage,
 	FinishReasonOther, FinishReasonBlocklist, FinishReasonProhibitedContent,
 	FinishReasonSPII, FinishReasonMalformedFunctionCall, FinishReasonImageSafety,
-	FinishReasonUnexpectedToolCall, FinishReasonTooManyToolCalls,
+	FinishReasonUnexpectedToolCall, FinishReasonTooManyToolCalls, FinishReasonContinuation,
 }
 
 // ToolProtocol reports whether r says the model broke the function-calling
