@@ -11,16 +11,14 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/agentfleet/agentfleet/internal/replayer"
+	"github.com/agentfleet/agentfleet/internal/shutdown"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := shutdown.Notify(os.Stderr)
 	code := replayer.Run(ctx, os.Args[1:], replayer.Env{Stdout: os.Stdout, Stderr: os.Stderr, Stdin: os.Stdin})
 	stop()
 	os.Exit(code)

@@ -6,16 +6,14 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/agentfleet/agentfleet/internal/producercli"
+	"github.com/agentfleet/agentfleet/internal/shutdown"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := shutdown.Notify(os.Stderr)
 	code := producercli.Run(ctx, os.Args[1:], producercli.Env{Stdout: os.Stdout, Stderr: os.Stderr})
 	stop()
 	os.Exit(code)

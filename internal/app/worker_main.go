@@ -1,18 +1,17 @@
 package app
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
+
 	"slices"
 	"strconv"
-	"syscall"
 
 	"github.com/agentfleet/agentfleet/internal/config"
+	"github.com/agentfleet/agentfleet/internal/shutdown"
 )
 
 // WorkerMain is the worker command (cmd/worker) with args (without the
@@ -37,7 +36,7 @@ func WorkerMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "worker:", err)
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := shutdown.Notify(stderr)
 	defer stop()
 	if demo > 0 {
 		cfg.LogLevel = "warn"
