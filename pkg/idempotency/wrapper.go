@@ -294,6 +294,9 @@ func (c *call) run(ctx context.Context, args map[string]any, leaseUntil time.Tim
 	// Every caller, first or replayed, sees the same JSON-shaped result
 	// (but for a result too large for the store: the first caller gets it,
 	// a replay gets resultNotRecorded, see complete).
+	if m, ok := normalizedResult(res); ok {
+		return m, nil
+	}
 	return decodeResult(raw)
 }
 
