@@ -167,9 +167,13 @@ func (w *Worker) badInput(ctx context.Context, j *job, reason string) {
 		invocationID = dlq.DerivedInvocationID(j.meta.Sequence.Stream)
 	}
 	now := time.Now().UTC()
+	first := now
+	if !j.firstFail.IsZero() {
+		first = j.firstFail // a replayed entry keeps its first failure
+	}
 	e := &dlq.Entry{
 		InvocationID: invocationID, Agent: dlq.AgentToken(agentName), Class: string(taxonomy.BadInput), Reason: reason,
-		DeliveryCount: uint64(j.delivered), ReplayCount: j.replay, FirstFailedAt: now, FailedAt: now,
+		DeliveryCount: uint64(j.delivered), ReplayCount: j.replay, FirstFailedAt: first, FailedAt: now,
 		Worker: w.cfg.Name, SourceSeq: j.meta.Sequence.Stream,
 	}
 	e.SetRequest(j.msg.Data())
@@ -381,7 +385,14 @@ func peekIDs(data []byte) (invocationID, agentName string) {
 		InvocationID string `json:"invocation_id"`
 		Agent        string `json:"agent"`
 	}
-	if len(data) > 1<<20 || json.Unmarshal(data, &p) != nil {
+	if len(data) > 1<<20 {
+		return "", ""
+	}
+	// A value of the wrong type elsewhere ("agent": 7) does not stop
+	// encoding/json filling the other fields: only a document that is not
+	// JSON leaves nothing to read.
+	var te *json.UnmarshalTypeError
+	if err := json.Unmarshal(data, &p); err != nil && !errors.As(err, &te) {
 		return "", ""
 	}
 	if envelope.ValidID(p.InvocationID) {

@@ -1,6 +1,7 @@
 package envelope_test
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -117,5 +118,22 @@ func TestValidateRejectsIDsThatAreNotUTF8(t *testing.T) {
 				t.Fatalf("Validate = %v, want *InvalidError; the worker would read %s (%v)", err, b, werr)
 			}
 		})
+	}
+}
+
+// A request whose bytes are not UTF-8 (one Latin-1 "é" in its text) is
+// refused with a clear error (found in review, sixteenth session): it used
+// to run with U+FFFD in its place, and when it failed transiently its dead
+// letter could keep it only base64-encoded, a third larger, so a request
+// near the size limit was cut and could never be replayed.
+func TestDecodeRequestRefusesInvalidUTF8(t *testing.T) {
+	data := []byte(strings.Replace(good, `"text":"`, "\"text\":\"caf\xe9 ", 1))
+	if bytes.Equal(data, []byte(good)) {
+		t.Fatal("setup: the text part was not found")
+	}
+	_, err := envelope.DecodeRequest(data, 0)
+	var ie *envelope.InvalidError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "UTF-8") {
+		t.Fatalf("DecodeRequest = %v, want an *InvalidError naming UTF-8", err)
 	}
 }

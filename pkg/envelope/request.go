@@ -98,6 +98,13 @@ func DecodeRequest(data []byte, maxSize int) (*Request, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, invalid("empty request")
 	}
+	if !utf8.Valid(data) {
+		// JSON is UTF-8 (RFC 8259 §8.1). encoding/json would read the
+		// bad bytes as U+FFFD and run another text than was sent, and a
+		// dead letter could only keep the bytes base64-encoded, a third
+		// larger: near the size limit, cut and never replayable.
+		return nil, invalid("request is not valid UTF-8 (JSON must be)")
+	}
 	var r Request
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, invalid("not a JSON request object")
