@@ -145,6 +145,22 @@ func (c *CallbackContext) record(e *session.Event) {
 	c.events = append(c.events, e)
 }
 
+// takeDelta moves pending state writes (not the end flag) into a.
+func (c *CallbackContext) takeDelta(a *session.Actions) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.delta) == 0 {
+		return
+	}
+	if a.StateDelta == nil {
+		a.StateDelta = map[string]any{}
+	}
+	for k, v := range c.delta {
+		a.StateDelta[k] = v
+	}
+	c.delta = nil
+}
+
 // takeActions moves pending state writes and the end flag into a.
 func (c *CallbackContext) takeActions(a *session.Actions) {
 	c.mu.Lock()

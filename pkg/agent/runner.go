@@ -374,6 +374,13 @@ func (inv *invocation) flush(ctx context.Context, yield func(*session.Event, err
 	}
 	evs := inv.pending
 	inv.pending = nil
+	// State writes since the last event (an on-model-error callback that
+	// recorded the failure and escalated) go with the last one, as SetState
+	// promises. Not the end flag: an invocation that ends in an error is
+	// not finished, and its redelivery or replay must run on.
+	last := evs[len(evs)-1]
+	inv.cc.takeDelta(&last.Actions)
+	inv.cc.applyDelta(last.Actions.StateDelta)
 	if err := session.AppendEvents(ctx, inv.r.Sessions, inv.key, evs); err != nil {
 		inv.unyielded = nil
 		return &SessionError{Op: "append", Err: err}
@@ -459,7 +466,7 @@ func (inv *invocation) steps(ctx context.Context, yield func(*session.Event, err
 		// so this one runs at most the step's calls still without a
 		// response, and calls no model.
 		endedBefore := slices.ContainsFunc(prior, func(e *session.Event) bool { return e.Actions.EndInvocation })
-		if pending := pendingCalls(prior); len(pending) > 0 {
+		if pending := notSkipped(pendingCalls(prior), prior); len(pending) > 0 {
 			ended, err := inv.runTools(ctx, pending, yield)
 			if err != nil || ended || endedBefore {
 				return err
@@ -535,4 +542,23 @@ func newEventFromResponse(author string, resp *model.Response) *session.Event {
 		ErrorMessage: resp.ErrorMessage,
 		Usage:        resp.Usage,
 	}
+}
+
+// notSkipped drops from pending the calls of a model response that itself
+// carries the end of the invocation: an after-model callback (or a
+// before-model short-circuit) ended it there, so its first run skipped
+// those calls on purpose, and a resumed run must not make them.
+func notSkipped(pending []*model.FunctionCall, prior []*session.Event) []*model.FunctionCall {
+	skipped := map[*model.FunctionCall]bool{}
+	for _, e := range prior {
+		if e.Actions.EndInvocation {
+			for _, fc := range e.FunctionCalls() {
+				skipped[fc] = true
+			}
+		}
+	}
+	if len(skipped) == 0 {
+		return pending
+	}
+	return slices.DeleteFunc(pending, func(fc *model.FunctionCall) bool { return skipped[fc] })
 }

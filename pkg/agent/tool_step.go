@@ -97,6 +97,15 @@ func (inv *invocation) runTools(ctx context.Context, calls []*model.FunctionCall
 func (inv *invocation) runTool(ctx context.Context, fc *model.FunctionCall) toolResult {
 	name := inv.agent.Name
 	res := toolResult{call: fc}
+	if err := ctx.Err(); err != nil {
+		// The invocation was cancelled or ran out of time before this call
+		// started: it does not start (its callbacks and its tool would run
+		// for a caller that gave up, and a tool that ignores its context
+		// is waited for). A resumed invocation runs it.
+		inv.r.Metrics.toolCall(name, fc.Name, "interrupted")
+		res.err = &ToolError{Agent: name, Tool: fc.Name, CallID: fc.ID, Err: err}
+		return res
+	}
 	t := inv.agent.tool(fc.Name)
 	call := &ToolCall{ID: fc.ID, Name: fc.Name, Args: fc.Args, Tool: t}
 
