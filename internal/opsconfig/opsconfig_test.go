@@ -1,6 +1,7 @@
 package opsconfig_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -174,6 +175,10 @@ func checkExpr(where, expr string, k known, u *use) []string {
 			if !labels[m.Label] && !slices.Contains(targetLabels, m.Label) {
 				probs = append(probs, fmt.Sprintf("%s: metric %q has no label %q", where, s.Name, m.Label))
 			}
+			if allowed, ok := knownLabelValues[m.Label]; ok {
+				probs = append(probs, checkLabelValues(where, s.Name, m.Label, m.Op, m.Value, allowed)...)
+				continue
+			}
 			if m.Label != taxonomy.LabelClass {
 				continue
 			}
@@ -204,6 +209,51 @@ func checkExpr(where, expr string, k known, u *use) []string {
 	return probs
 }
 
+// knownLabelValues are the values the code gives labels other than class
+// (found in review, sixteenth session: a matcher with a value the code
+// never sets, {replayable="no"}, selects nothing and the alert never
+// fires).
+var knownLabelValues = map[string][]string{
+	"replayable": {"true", "false"},
+	"channel":    {string(taxonomy.ChannelThrown), string(taxonomy.ChannelInBand)},
+}
+
+// checkLabelValues reports the values an equality or alternation matcher
+// names that the code never sets.
+func checkLabelValues(where, metric, label, op, value string, allowed []string) []string {
+	var vals []string
+	switch op {
+	case "=", "!=":
+		vals = []string{value}
+	case "=~", "!~":
+		if !regexp.MustCompile(`^[A-Za-z0-9_]+(\|[A-Za-z0-9_]+)*$`).MatchString(value) {
+			return []string{fmt.Sprintf("%s: %s matcher %s%q on %q must list values as a|b", where, label, op, value, metric)}
+		}
+		vals = strings.Split(value, "|")
+	}
+	var probs []string
+	for _, v := range vals {
+		if !slices.Contains(allowed, v) {
+			probs = append(probs, fmt.Sprintf("%s: metric %q: label %s is never %q (the code sets %v)", where, metric, label, v, allowed))
+		}
+	}
+	return probs
+}
+
+// variableQuery returns the label_values query a Grafana query variable
+// runs: its "query" field, a string or an object with a "query" member.
+func variableQuery(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var o struct {
+		Query string `json:"query"`
+	}
+	_ = json.Unmarshal(raw, &o)
+	return o.Query
+}
+
 var labelValuesRE = regexp.MustCompile(`^label_values\(\s*([a-zA-Z_:][a-zA-Z0-9_:]*)\s*,\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\)$`)
 
 // checkDashboard returns the problems of one dashboard.
@@ -224,17 +274,21 @@ func checkDashboard(d *opsconfig.Dashboard, k known, u *use) []string {
 				dsVar = v.Name
 			}
 		case "query":
-			m := labelValuesRE.FindStringSubmatch(v.Definition)
-			if m == nil {
-				bad("variable %q: want label_values(metric, label), got %q", v.Name, v.Definition)
-				continue
-			}
-			if labels, ok := k[m[1]]; !ok {
-				bad("variable %q: metric %q is not exported by the code", v.Name, m[1])
-			} else if !labels[m[2]] {
-				bad("variable %q: metric %q has no label %q", v.Name, m[1], m[2])
-			} else {
-				u.metrics[m[1]] = true
+			// Grafana runs the query; the definition is what its editor
+			// shows. Both must name an exported metric and label.
+			for _, q := range []struct{ field, text string }{{"definition", v.Definition}, {"query", variableQuery(v.Query)}} {
+				m := labelValuesRE.FindStringSubmatch(q.text)
+				if m == nil {
+					bad("variable %q: %s: want label_values(metric, label), got %q", v.Name, q.field, q.text)
+					continue
+				}
+				if labels, ok := k[m[1]]; !ok {
+					bad("variable %q: %s: metric %q is not exported by the code", v.Name, q.field, m[1])
+				} else if !labels[m[2]] {
+					bad("variable %q: %s: metric %q has no label %q", v.Name, q.field, m[1], m[2])
+				} else {
+					u.metrics[m[1]] = true
+				}
 			}
 		}
 	}
