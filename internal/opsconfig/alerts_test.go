@@ -51,15 +51,21 @@ func runRuleTestEvery(t *testing.T, every, tests string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := filepath.Join(t.TempDir(), "test.yaml")
 	body := "rule_files:\n  - " + abs + "\nevaluation_interval: " + every + "\ntests:\n" + tests
+	if out, err := promtoolTestRules(t, bin, body); err != nil {
+		t.Fatalf("promtool test rules: %v\n%s", err, out)
+	}
+}
+
+// promtoolTestRules writes a promtool rule-test file holding body and runs
+// `promtool test rules` on it.
+func promtoolTestRules(t *testing.T, bin, body string) ([]byte, error) {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "test.yaml")
 	if err := os.WriteFile(f, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(bin, "test", "rules", f).CombinedOutput()
-	if err != nil {
-		t.Fatalf("promtool test rules: %v\n%s", err, out)
-	}
+	return exec.Command(bin, "test", "rules", f).CombinedOutput()
 }
 
 // The DLQ is normally empty, and dlq-replayer drain then exports no
@@ -334,12 +340,7 @@ func runStatTest(t *testing.T, bin, expr, series string) {
           - labels: '{}'
             value: 2
 `
-	f := filepath.Join(t.TempDir(), "stat.yaml")
-	if err := os.WriteFile(f, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(bin, "test", "rules", f).CombinedOutput()
-	if err != nil {
+	if out, err := promtoolTestRules(t, bin, body); err != nil {
 		t.Fatalf("promtool test rules: %v\n%s\nexpression: %s", err, out, expr)
 	}
 }

@@ -2,9 +2,6 @@ package opsconfig_test
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -77,12 +74,7 @@ func TestCorrectnessTimeseriesShowTheFirstEvent(t *testing.T) {
           - labels: '` + tc.labels + `'
             value: 1
 `
-			f := filepath.Join(t.TempDir(), "panel.yaml")
-			if err := os.WriteFile(f, []byte(body), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			out, err := exec.Command(bin, "test", "rules", f).CombinedOutput()
-			if err != nil {
+			if out, err := promtoolTestRules(t, bin, body); err != nil {
 				t.Errorf("panel %q %s draws a worker's first event as 0: %v\n%s\nexpression: %s", tc.title, tc.ref, err, out, expr)
 			}
 		})
