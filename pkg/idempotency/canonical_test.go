@@ -21,7 +21,7 @@ func TestCanonicalDirectPath(t *testing.T) {
 	}{
 		{"support refund", map[string]any{"order_id": "A-1042", "amount_cents": 1250, "reason": "customer request"},
 			`{"amount_cents":1250,"order_id":"A-1042","reason":"customer request"}`},
-		{"numbers", map[string]any{"a": 1.0, "b": 1e21, "c": -0.0, "d": 0.000001, "e": 1e-7, "f": int64(1) << 60},
+		{"numbers", map[string]any{"a": 1.0, "b": 1e21, "c": math.Copysign(0, -1), "d": 0.000001, "e": 1e-7, "f": int64(1) << 60},
 			`{"a":1,"b":1e+21,"c":0,"d":0.000001,"e":1e-7,"f":1152921504606847000}`},
 		{"strings", map[string]any{"s": "<&>\u2028\x7f\"\\\b\f\n\r\t\x01\x1f é😀", "bad": "a\xffb"},
 			`{"bad":"a` + "\uFFFD" + `b","s":"<&>` + "\u2028\x7f" + `\"\\\b\f\n\r\t\u0001\u001f é😀"}`},

@@ -46,7 +46,7 @@ func TestNormalizedResult(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("normalized %#v, decoded %#v", got, want)
 			}
-			if tc.res != nil && len(tc.res) > 0 && reflect.ValueOf(got).UnsafePointer() == reflect.ValueOf(tc.res).UnsafePointer() {
+			if len(tc.res) > 0 && reflect.ValueOf(got).UnsafePointer() == reflect.ValueOf(tc.res).UnsafePointer() {
 				t.Fatal("the caller gets the tool's own map, not a copy")
 			}
 		})
