@@ -30,6 +30,9 @@ type Validator struct {
 type resolved struct {
 	r   *jsonschema.Resolved
 	err error
+	// simple is the schema's fast check when it has the plain shape of a
+	// struct's (compileSimple), else nil.
+	simple *simpleSchema
 }
 
 // SchemaError reports a tool declaration whose parameter schema does not
@@ -72,6 +75,9 @@ func (v *Validator) resolve(s *jsonschema.Schema) resolved {
 		err = sameInstanceCycle(s)
 	}
 	res := resolved{r: r, err: err}
+	if err == nil {
+		res.simple = compileSimple(s)
+	}
 	if v.n.Load() < MaxCachedSchemas {
 		if _, loaded := v.cache.LoadOrStore(s, res); !loaded {
 			v.n.Add(1)
@@ -96,6 +102,9 @@ func (v *Validator) Validate(decl *model.ToolDeclaration, args map[string]any) e
 	instance := args
 	if instance == nil {
 		instance = map[string]any{}
+	}
+	if res.simple != nil && res.simple.accepts(instance) {
+		return nil
 	}
 	if err := res.r.Validate(instance); err != nil {
 		return &ArgumentError{Tool: decl.Name, Detail: SanitizeString(nameArguments(err.Error()))}
