@@ -364,7 +364,7 @@ func (x *exec) afterRemove(p Planned, duplicate bool, err error) {
 	}
 	if duplicate {
 		x.sum.update(e.Class, func(c *Counts) { c.AlreadyReplayed++ })
-		x.prog.done(p, "already replayed ("+ReplayMsgID(e.InvocationID, e.ReplayCount+1)+" was published before); not published again")
+		x.prog.done(p, "already replayed ("+EntryReplayMsgID(e)+" was published before); not published again")
 		return
 	}
 	x.sum.update(e.Class, func(c *Counts) { c.Replayed++ })

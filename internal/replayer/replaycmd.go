@@ -162,7 +162,7 @@ func planJSON(plan []Planned) []PlannedJSON {
 		if e := p.Item.Entry; e != nil {
 			j.Agent = e.Agent
 			if p.Action == ActionReplay {
-				j.MsgID = ReplayMsgID(e.InvocationID, e.ReplayCount+1)
+				j.MsgID = EntryReplayMsgID(e)
 			}
 		} else {
 			_, j.Agent = subjectTokens(p.Item.Subject)

@@ -25,15 +25,32 @@ func ReplayMsgID(invocationID string, n int) string {
 	return "replay:" + invocationID + ":" + strconv.Itoa(n)
 }
 
+// EntryReplayMsgID is the Nats-Msg-Id of e's next replay:
+// ReplayMsgID(e's invocation id, its replay count + 1), or, for an entry
+// whose invocation id was derived from its request's stream sequence
+// (dlq.IsDerived), replay:seq:<sequence>:<n>. A producer may name an
+// invocation seq-5 as well; with ReplayMsgID alone a forced replay of the
+// undecodable request at sequence 5 and a replay of that invocation shared
+// an id, and the second was dropped as a duplicate and its entry deleted
+// unreplayed (found in review, sixteenth session). dlq.EntryMsgID keeps
+// the two apart the same way.
+func EntryReplayMsgID(e *dlq.Entry) string {
+	n := e.ReplayCount + 1
+	if dlq.IsDerived(e) {
+		return "replay:seq:" + strconv.FormatUint(e.SourceSeq, 10) + ":" + strconv.Itoa(n)
+	}
+	return ReplayMsgID(e.InvocationID, n)
+}
+
 // ReplayMsg returns the request message that replays e: its original
 // request on <request prefix>.<agent> with Agent-Resume: true,
 // Agent-Replay-Count: e.ReplayCount+1, Agent-First-Failed-At and the
-// Nats-Msg-Id ReplayMsgID; a CALL_BUDGET entry also gets
+// Nats-Msg-Id EntryReplayMsgID; a CALL_BUDGET entry also gets
 // Agent-Fresh-Budget: true.
 func ReplayMsg(sc streams.Config, e *dlq.Entry) *nats.Msg {
 	n := e.ReplayCount + 1
 	msg := &nats.Msg{Subject: sc.RequestSubject(e.Agent), Data: e.OriginalRequest(), Header: nats.Header{}}
-	msg.Header.Set(envelope.HeaderMsgID, ReplayMsgID(e.InvocationID, n))
+	msg.Header.Set(envelope.HeaderMsgID, EntryReplayMsgID(e))
 	msg.Header.Set(envelope.HeaderResume, "true")
 	msg.Header.Set(envelope.HeaderReplayCount, strconv.Itoa(n))
 	msg.Header.Set(worker.HeaderFirstFailedAt, e.FirstFailedAt.UTC().Format(time.RFC3339Nano))
