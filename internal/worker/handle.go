@@ -38,7 +38,7 @@ type job struct {
 	firstFail time.Time
 	req       *envelope.Request
 	started   time.Time
-	log       zerolog.Logger
+	log       zerolog.Logger // the worker's; logAt adds the request's fields
 	// attemptsBase is the record's attempt count when this replay
 	// generation began (see Record.AttemptsBase).
 	attemptsBase int
@@ -90,8 +90,6 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 	j.req = req
-	j.log = w.log.With().Str("invocation_id", req.InvocationID).Str("session_id", req.SessionID).
-		Str("agent", req.Agent).Int("delivery", j.delivered).Logger()
 	runner, ok := w.deps.Agents[req.Agent]
 	if !ok {
 		w.badInput(ctx, j, fmt.Sprintf("unknown agent %q", req.Agent))
@@ -101,7 +99,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	if w.cool != nil {
 		if until, err := w.cool.Status(ctx, runner.Agent.Model.Name()); err == nil && time.Now().Before(until) {
 			d := (&cooldown.OpenError{Until: until}).RetryIn(time.Now())
-			j.log.Debug().Dur("delay", d).Msg("model cooling down fleet-wide; Nak with delay before starting")
+			j.logAt(zerolog.DebugLevel).Dur("delay", d).Msg("model cooling down fleet-wide; Nak with delay before starting")
 			w.deps.Metrics.message(req.Agent, "nak_cooldown")
 			_ = msg.NakWithDelay(d)
 			return
@@ -131,7 +129,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		// SessionLease. Busy Naks do not count towards the delivery limit, so
 		// a short constant delay is cheap and keeps the session responsive.
 		d := w.cfg.BusyDelay
-		j.log.Debug().Err(err).Dur("delay", d).Msg("session busy; Nak with delay")
+		j.logAt(zerolog.DebugLevel).Err(err).Dur("delay", d).Msg("session busy; Nak with delay")
 		w.deps.Metrics.message(req.Agent, "nak_busy")
 		_ = msg.NakWithDelay(d)
 		return
@@ -156,7 +154,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		if err := w.deps.Locker.Release(rctx, key, owner); err != nil && !errors.Is(err, session.ErrNotOwner) {
-			j.log.Warn().Err(err).Msg("release session lock")
+			j.logAt(zerolog.WarnLevel).Err(err).Msg("release session lock")
 		}
 	}()
 	if err != nil {
@@ -214,7 +212,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	defer unwatchShutdown()
 	unwatchLoss := renewer.AfterLost(func() {
 		closeStop()
-		j.log.Warn().Err(renewer.Err()).Msg("session lock lost; stopping at the next step boundary")
+		j.logAt(zerolog.WarnLevel).Err(renewer.Err()).Msg("session lock lost; stopping at the next step boundary")
 	})
 	defer unwatchLoss()
 
@@ -279,7 +277,7 @@ func (w *Worker) finish(ctx context.Context, j *job, runner *agent.Runner, out *
 		}
 		w.complete(ctx, j, out)
 	case errors.Is(runErr, agent.ErrStopped) || errors.Is(runErr, context.Canceled):
-		j.log.Info().Msg("invocation stopped at a step boundary; Nak so another worker resumes it")
+		j.logAt(zerolog.InfoLevel).Msg("invocation stopped at a step boundary; Nak so another worker resumes it")
 		w.deps.Metrics.message(req.Agent, "nak_stopped")
 		_ = j.msg.Nak()
 	case errors.As(runErr, &coolErr):
@@ -287,7 +285,7 @@ func (w *Worker) finish(ctx context.Context, j *job, runner *agent.Runner, out *
 		// the next messages go back before starting (not counting as runs).
 		w.cool.Observe(runner.Agent.Model.Name(), coolErr.Until)
 		d := coolErr.RetryIn(time.Now())
-		j.log.Info().Str("model", coolErr.Model).Dur("delay", d).Msg("model cooling down fleet-wide; Nak with delay")
+		j.logAt(zerolog.InfoLevel).Str("model", coolErr.Model).Dur("delay", d).Msg("model cooling down fleet-wide; Nak with delay")
 		w.deps.Metrics.message(req.Agent, "nak_cooldown")
 		_ = j.msg.NakWithDelay(d)
 	case isInfra(runErr):
@@ -341,7 +339,7 @@ func degradedClass(out *agent.Outcome) (taxonomy.Class, bool) {
 
 func (w *Worker) nakInfra(j *job, what string, err error) {
 	d := w.cfg.infraDelay(j.delivered)
-	j.log.Warn().Err(err).Dur("delay", d).Msgf("%s failed (own infrastructure); Nak with delay", what)
+	j.logAt(zerolog.WarnLevel).Err(err).Dur("delay", d).Msgf("%s failed (own infrastructure); Nak with delay", what)
 	agentName := "unknown"
 	if j.req != nil {
 		agentName = j.req.Agent
@@ -363,7 +361,7 @@ func (w *Worker) ack(j *job, action string) {
 	// the record turns into a "duplicate" ack without running anything.
 	// On shutdown the connection is flushed before it closes (internal/app).
 	if err := j.msg.Ack(); err != nil {
-		j.log.Warn().Err(err).Msg("ack not sent; a redelivery will be recognised as done")
+		j.logAt(zerolog.WarnLevel).Err(err).Msg("ack not sent; a redelivery will be recognised as done")
 	}
 }
 
@@ -397,4 +395,16 @@ func replayHeaders(h nats.Header) (replay int, firstFail time.Time) {
 func runningRecord(replay, attemptsBase, budgetBase int) json.RawMessage {
 	b, _ := json.Marshal(Record{ReplayCount: replay, AttemptsBase: attemptsBase, BudgetBase: budgetBase})
 	return b
+}
+
+// logAt starts a log line at level with the request's fields once it is
+// decoded. Adding them per line, rather than building a logger with them
+// per message, costs nothing for the lines a level turns off.
+func (j *job) logAt(level zerolog.Level) *zerolog.Event {
+	e := j.log.WithLevel(level)
+	if j.req != nil {
+		e = e.Str("invocation_id", j.req.InvocationID).Str("session_id", j.req.SessionID).
+			Str("agent", j.req.Agent).Int("delivery", j.delivered)
+	}
+	return e
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 
 	"github.com/agentfleet/agentfleet/pkg/agent"
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
@@ -80,7 +81,7 @@ func (w *Worker) complete(ctx context.Context, j *job, out *agent.Outcome) {
 		w.nakInfra(j, "publish result", err)
 		return
 	}
-	j.log.Info().Int("model_calls", res.ModelCalls).Strs("tools", res.ToolsRun).Int64("duration_ms", res.DurationMS).Msg("invocation completed")
+	j.logAt(zerolog.InfoLevel).Int("model_calls", res.ModelCalls).Strs("tools", res.ToolsRun).Int64("duration_ms", res.DurationMS).Msg("invocation completed")
 	w.observe(j, res)
 	w.ack(j, "completed")
 }
@@ -118,19 +119,19 @@ func (w *Worker) deadLetter(ctx context.Context, j *job, runner *agent.Runner, o
 	switch {
 	case pol.Page:
 		status = envelope.StatusFailed
-		j.log.Error().Str("class", string(class)).Str("reason", reason).Bool("page", true).
+		j.logAt(zerolog.ErrorLevel).Str("class", string(class)).Str("reason", reason).Bool("page", true).
 			Msg("PAGE: configuration or request error; dead-lettered for replay after the fix")
 		w.deps.Metrics.page(string(class), req.Agent)
 	case class == taxonomy.CallBudget:
 		userMsg = MsgStuck
-		j.log.Error().Str("class", string(class)).Bool("alert", true).
+		j.logAt(zerolog.ErrorLevel).Str("class", string(class)).Bool("alert", true).
 			Msg("ALERT: loop suspected: model-call budget exhausted; dead-lettered for a person")
 		w.deps.Metrics.loopSuspect(req.Agent)
 	case pol.AutoReplay:
 		userMsg = MsgQueued
-		j.log.Warn().Str("class", string(class)).Str("reason", reason).Msg("transient failure; dead-lettered for replay")
+		j.logAt(zerolog.WarnLevel).Str("class", string(class)).Str("reason", reason).Msg("transient failure; dead-lettered for replay")
 	default:
-		j.log.Error().Str("class", string(class)).Str("reason", reason).Msg("failure dead-lettered for review")
+		j.logAt(zerolog.ErrorLevel).Str("class", string(class)).Str("reason", reason).Msg("failure dead-lettered for review")
 	}
 	if out != nil && out.Final != nil && out.Final.Content.Text() != "" {
 		// What the user was actually told (a degraded answer that names
@@ -211,7 +212,7 @@ func (w *Worker) alreadyDone(ctx context.Context, j *job, rec *session.Invocatio
 				return true
 			}
 		}
-		j.log.Info().Msg("invocation already completed; acked without running")
+		j.logAt(zerolog.InfoLevel).Msg("invocation already completed; acked without running")
 		w.ack(j, "duplicate")
 		return true
 	case session.InvocationDeadLettered, session.InvocationFailed:
@@ -224,7 +225,7 @@ func (w *Worker) alreadyDone(ctx context.Context, j *job, rec *session.Invocatio
 				return true
 			}
 		}
-		j.log.Info().Str("status", string(rec.Status)).Msg("invocation already dead-lettered; redelivery acked")
+		j.logAt(zerolog.InfoLevel).Str("status", string(rec.Status)).Msg("invocation already dead-lettered; redelivery acked")
 		w.ack(j, "duplicate")
 		return true
 	}

@@ -6,6 +6,8 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/rs/zerolog"
+
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
 )
@@ -128,7 +130,7 @@ func (inv *invocation) callModel(ctx context.Context, req *model.Request, yield 
 			return // not recovered: the caller's panic unwinds as it is
 		}
 		if p := recover(); p != nil {
-			inv.log.Error().Interface("panic", p).Bytes("stack", debug.Stack()).Msg("model panicked")
+			inv.logAt(zerolog.ErrorLevel).Interface("panic", p).Bytes("stack", debug.Stack()).Msg("model panicked")
 			out, partialText, err = nil, shown.String(), fmt.Errorf("model %s panicked: %v", inv.agent.Model.Name(), p)
 		}
 	}()

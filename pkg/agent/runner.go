@@ -270,8 +270,7 @@ func (r *Runner) start(ctx context.Context, req RunRequest) (*invocation, error)
 		history:   sess.Events,
 		resumed:   len(prior) > 0,
 		validator: &r.validator,
-		log: r.Logger.With().Str("invocation_id", req.InvocationID).
-			Str("session_id", req.SessionID).Str("agent", ag.Name).Logger(),
+		log:       r.Logger,
 	}
 	if inv.resumed {
 		earlier := countModelCalls(prior, ag.Name)
@@ -430,11 +429,11 @@ func (inv *invocation) loop(ctx context.Context, yield func(*session.Event, erro
 		}
 		return ferr
 	case stopped:
-		inv.log.Warn().Err(ferr).Msg("storing held events failed after the caller stopped")
+		inv.logAt(zerolog.WarnLevel).Err(ferr).Msg("storing held events failed after the caller stopped")
 		return err
 	}
 	if err != nil {
-		inv.log.Warn().Err(err).Msg("invocation failed, and storing its held events failed too")
+		inv.logAt(zerolog.WarnLevel).Err(err).Msg("invocation failed, and storing its held events failed too")
 	}
 	return ferr
 }
@@ -561,4 +560,12 @@ func notSkipped(pending []*model.FunctionCall, prior []*session.Event) []*model.
 		return pending
 	}
 	return slices.DeleteFunc(pending, func(fc *model.FunctionCall) bool { return skipped[fc] })
+}
+
+// logAt starts a log line at level with the invocation's fields (added per
+// line: a logger built with them per invocation would cost an allocation
+// even when nothing is logged).
+func (inv *invocation) logAt(level zerolog.Level) *zerolog.Event {
+	return inv.log.WithLevel(level).Str("invocation_id", inv.req.InvocationID).
+		Str("session_id", inv.req.SessionID).Str("agent", inv.agent.Name)
 }

@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	"sync"
 
+	"github.com/rs/zerolog"
+
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
 	"github.com/agentfleet/agentfleet/pkg/agent/tool"
@@ -111,7 +113,7 @@ func (inv *invocation) runTool(ctx context.Context, fc *model.FunctionCall) tool
 
 	if t == nil {
 		inv.r.Metrics.unknownTool(name, fc.Name)
-		inv.log.Warn().Str("tool", tool.SanitizeString(fc.Name)).Strs("available", inv.agent.ToolNames()).
+		inv.logAt(zerolog.WarnLevel).Str("tool", tool.SanitizeString(fc.Name)).Strs("available", inv.agent.ToolNames()).
 			Msg("model called an unregistered tool; answered with an unknown_tool error map")
 		uerr := fmt.Errorf("%w: %q", tool.ErrUnknownTool, fc.Name)
 		m, cbErr := inv.onToolError(ctx, call, uerr)
@@ -244,7 +246,7 @@ func (inv *invocation) invokeTool(ctx context.Context, t tool.Tool, args map[str
 		if p := recover(); p != nil {
 			stack := debug.Stack()
 			inv.r.Metrics.toolError(inv.agent.Name, t.Name(), "panic")
-			inv.log.Error().Str("tool", t.Name()).Interface("panic", p).Bytes("stack", stack).Msg("tool panicked")
+			inv.logAt(zerolog.ErrorLevel).Str("tool", t.Name()).Interface("panic", p).Bytes("stack", stack).Msg("tool panicked")
 			out, err = nil, &tool.PanicError{Tool: t.Name(), Value: p, Stack: stack}
 		}
 	}()

@@ -85,8 +85,14 @@ type call struct {
 	// (state changes, the end of the invocation) is stored with its
 	// result and given back to a replay.
 	tc *tool.Context
-	// log carries invocation_id, session_id and agent on every line.
-	log zerolog.Logger
+}
+
+// logAt starts a log line at level with the call's invocation_id,
+// session_id and agent (added per line: nothing is built for lines a level
+// turns off).
+func (c *call) logAt(level zerolog.Level) *zerolog.Event {
+	return c.w.opts.Logger.WithLevel(level).Str("invocation_id", c.ticket.InvocationID).
+		Str("session_id", c.tc.Session.SessionID).Str("agent", c.agent)
 }
 
 // Run implements tool.Tool: claim, then run and complete (or release), or
@@ -109,7 +115,7 @@ func (w *wrapped) Run(ctx context.Context, args map[string]any) (map[string]any,
 	if err != nil {
 		return nil, err
 	}
-	c := &call{w: w, agent: agent, tool: name, tc: tc, ticket: Ticket{Key: key.String(), InvocationID: tc.InvocationID, Owner: owner}, log: w.opts.Logger.With().Str("invocation_id", tc.InvocationID).Str("session_id", tc.Session.SessionID).Str("agent", agent).Logger()}
+	c := &call{w: w, agent: agent, tool: name, tc: tc, ticket: Ticket{Key: key.String(), InvocationID: tc.InvocationID, Owner: owner}}
 	claim, err := c.claim(ctx, ClaimRequest{Ticket: c.ticket, Agent: agent, Tool: name, ArgsHash: argsHash, Lease: w.opts.Lease})
 	if err != nil {
 		return nil, err
@@ -125,11 +131,7 @@ func (w *wrapped) Run(ctx context.Context, args map[string]any) (map[string]any,
 func (c *call) claim(ctx context.Context, req ClaimRequest) (Claim, error) {
 	o := c.w.opts
 	start := time.Now()
-	b := backoff.NewExponentialBackOff(
-		backoff.WithInitialInterval(waitInitialInterval),
-		backoff.WithMaxInterval(waitMaxInterval),
-		backoff.WithMaxElapsedTime(0),
-	)
+	var b *backoff.ExponentialBackOff // made at the first wait: most claims have none
 	sawInProgress := false
 	var last Claim // the last in-progress answer, while waiting
 	for {
@@ -167,6 +169,13 @@ func (c *call) claim(ctx context.Context, req ClaimRequest) (Claim, error) {
 			c.w.opts.Metrics.inProgressConflict(c.agent, c.tool)
 			return Claim{}, &InProgressError{Key: req.Key, Owner: cl.Record.Owner, LeaseUntil: cl.Record.LeaseUntil, Waited: waited}
 		}
+		if b == nil {
+			b = backoff.NewExponentialBackOff(
+				backoff.WithInitialInterval(waitInitialInterval),
+				backoff.WithMaxInterval(waitMaxInterval),
+				backoff.WithMaxElapsedTime(0),
+			)
+		}
 		d := min(b.NextBackOff(), remaining)
 		t := time.NewTimer(d)
 		select {
@@ -185,7 +194,7 @@ func (c *call) replay(rec Record, argsHash string) (map[string]any, error) {
 		// Key fields matched, other arguments differ: by design the stored
 		// result wins (a rephrased reason must not refund twice). Recorded.
 		c.w.opts.Metrics.argsMismatch(c.agent, c.tool)
-		c.log.Warn().Str("key", c.ticket.Key).
+		c.logAt(zerolog.WarnLevel).Str("key", c.ticket.Key).
 			Str("stored_args_hash", rec.ArgsHash).Str("args_hash", argsHash).
 			Msg("idempotency: replaying a stored result for arguments that differ outside the key fields")
 	}
@@ -332,7 +341,7 @@ func (c *call) complete(raw json.RawMessage) {
 		}
 		if IsOwnershipError(err) {
 			o.Metrics.leaseLost(c.agent, c.tool)
-			c.log.Error().Err(err).Str("key", c.ticket.Key).
+			c.logAt(zerolog.ErrorLevel).Err(err).Str("key", c.ticket.Key).
 				Msg("idempotency: claim lost before the result was stored; the tool may have run twice (lease too short?)")
 			return
 		}
@@ -341,14 +350,14 @@ func (c *call) complete(raw json.RawMessage) {
 			// No retry can store it, and a claim left in progress would
 			// be taken over when its lease ends and the effect run again:
 			// complete the key with the small record instead.
-			c.log.Error().Err(err).Str("key", c.ticket.Key).Int("result_bytes", len(raw)).
+			c.logAt(zerolog.ErrorLevel).Err(err).Str("key", c.ticket.Key).Int("result_bytes", len(raw)).
 				Msg("idempotency: the tool ran but its result is too large for the store; recording result_not_recorded instead")
 			raw = resultNotRecorded
 			continue
 		}
 		d := b.NextBackOff()
 		if !errors.Is(err, ErrStoreUnavailable) || time.Now().Add(d).After(deadline) {
-			c.log.Error().Err(err).Str("key", c.ticket.Key).
+			c.logAt(zerolog.ErrorLevel).Err(err).Str("key", c.ticket.Key).
 				Msg("idempotency: the tool ran but its result could not be stored; the claim stays in progress until its lease ends")
 			return
 		}
@@ -367,10 +376,10 @@ func (c *call) release(reason string) {
 		o.Metrics.release(c.agent, c.tool, reason)
 	case IsOwnershipError(err):
 		o.Metrics.leaseLost(c.agent, c.tool)
-		c.log.Warn().Err(err).Str("key", c.ticket.Key).Msg("idempotency: release after the claim was lost")
+		c.logAt(zerolog.WarnLevel).Err(err).Str("key", c.ticket.Key).Msg("idempotency: release after the claim was lost")
 	default:
 		o.Metrics.storeError(c.agent, c.tool, "release")
-		c.log.Warn().Err(err).Str("key", c.ticket.Key).Msg("idempotency: release failed; the claim ends with its lease")
+		c.logAt(zerolog.WarnLevel).Err(err).Str("key", c.ticket.Key).Msg("idempotency: release failed; the claim ends with its lease")
 	}
 }
 

@@ -99,7 +99,7 @@ func (r *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 	return func(yield func(*model.Response, error) bool) {
 		name := r.inner.Name()
 		r.metrics.ModelCall(name)
-		sched := r.schedule()
+		var sched *backoff.ExponentialBackOff // made at the first retry: most calls have none
 		var lastErr error // the last provider attempt's error
 		charged := false  // PerAttempt charged the budget for this attempt
 		for attempt := 1; ; attempt++ {
@@ -162,6 +162,9 @@ func (r *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 			now := r.now()
 			deadline, hasDeadline := ctx.Deadline()
 			fits := func(d time.Duration) bool { return !hasDeadline || now.Add(d).Before(deadline) }
+			if sched == nil {
+				sched = r.schedule()
+			}
 			wait := r.jitter(sched.NextBackOff())
 			if hint, ok := ServerHint(err, now); ok {
 				if hint > r.cfg.MaxHint {
