@@ -216,8 +216,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	})
 	defer unwatchLoss()
 
-	w.deps.Metrics.inFlight(1)
-	out, runErr := runner.Invoke(ctx, agent.RunRequest{
+	out, runErr := w.invoke(ctx, runner, agent.RunRequest{
 		InvocationID: req.InvocationID, UserID: req.UserID, SessionID: req.SessionID,
 		Message: req.Message, Stop: stop,
 		// Only a replay may reset the budget (see envelope.HeaderFreshBudget);
@@ -230,7 +229,6 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		// the completion (record).
 		DeferFinalWrite: true,
 	})
-	w.deps.Metrics.inFlight(-1)
 	if out != nil {
 		j.budgetBase = out.UnchargedModelCalls
 	}
@@ -407,4 +405,13 @@ func (j *job) logAt(level zerolog.Level) *zerolog.Event {
 			Str("agent", j.req.Agent).Int("delivery", j.delivered)
 	}
 	return e
+}
+
+// invoke runs one invocation, counted in the in-flight gauge also when it
+// panics (handleSafely recovers it: found in review, sixteenth session,
+// the gauge stayed one too high for good).
+func (w *Worker) invoke(ctx context.Context, runner *agent.Runner, req agent.RunRequest) (*agent.Outcome, error) {
+	w.deps.Metrics.inFlight(1)
+	defer w.deps.Metrics.inFlight(-1)
+	return runner.Invoke(ctx, req)
 }

@@ -549,10 +549,19 @@ func newEventFromResponse(author string, resp *model.Response) *session.Event {
 // those calls on purpose, and a resumed run must not make them.
 func notSkipped(pending []*model.FunctionCall, prior []*session.Event) []*model.FunctionCall {
 	skipped := map[*model.FunctionCall]bool{}
-	for _, e := range prior {
-		if e.Actions.EndInvocation {
-			for _, fc := range e.FunctionCalls() {
+	for i, e := range prior {
+		if !e.Actions.EndInvocation {
+			continue
+		}
+		// The ended response and the earlier responses of the same model
+		// call (SameCall marks the second and later ones): the step that
+		// ended held all their calls.
+		for j := i; j >= 0; j-- {
+			for _, fc := range prior[j].FunctionCalls() {
 				skipped[fc] = true
+			}
+			if !prior[j].SameCall {
+				break
 			}
 		}
 	}

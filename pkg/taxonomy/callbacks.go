@@ -267,10 +267,10 @@ func pick(n int, one, many string) string {
 
 // DefaultDescribeTool names a completed tool call by its name and
 // arguments, e.g. "refund_order (order_id=A-1042)", sanitised and capped
-// like a tool error string. Each argument value is sanitised on its own,
-// so a free-text value that looks like SQL or holds an address is
-// redacted alone (left out when nothing of it is left) and the call is
-// still named ("I meant to select M from the size list" blanked the whole
+// like a tool error string. Each argument (name=value) is sanitised on
+// its own, so a free-text value that looks like SQL or holds an address is
+// redacted alone (left out when nothing of it is left), a credential's
+// value too ("password=[redacted]"), and the call is still named ("I meant to select M from the size list" blanked the whole
 // description, and the user read "[redacted] was completed").
 func DefaultDescribeTool(t agent.CompletedTool) string {
 	keys := make([]string, 0, len(t.Args))
@@ -280,11 +280,13 @@ func DefaultDescribeTool(t agent.CompletedTool) string {
 	sort.Strings(keys)
 	args := make([]string, 0, len(keys))
 	for _, k := range keys {
-		v := tool.SanitizeString(fmt.Sprint(t.Args[k]))
-		if v == "[redacted]" {
+		// The pair, not the value alone: the credential patterns go by
+		// the name ("password=hunter2").
+		a := tool.SanitizeString(k + "=" + fmt.Sprint(t.Args[k]))
+		if a == "[redacted]" {
 			continue // the whole value: naming the call is what matters
 		}
-		args = append(args, tool.SanitizeString(k)+"="+v)
+		args = append(args, a)
 	}
 	// Sanitised piece by piece, never as a whole: two ordinary values
 	// could make one match ("please select the blue one", "ordered …
