@@ -83,6 +83,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 
 	hb := startHeartbeat(msg, w.heartbeatInterval)
 	defer hb.stop()
+	j.msg = beatingMsg{Msg: msg, hb: hb}
 
 	req, err := envelope.DecodeRequest(msg.Data(), w.maxRequestBytes())
 	if err != nil {
@@ -101,7 +102,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 			d := (&cooldown.OpenError{Until: until}).RetryIn(time.Now())
 			j.logAt(zerolog.DebugLevel).Dur("delay", d).Msg("model cooling down fleet-wide; Nak with delay before starting")
 			w.deps.Metrics.message(req.Agent, "nak_cooldown")
-			_ = msg.NakWithDelay(d)
+			_ = j.msg.NakWithDelay(d)
 			return
 		}
 	}
@@ -131,7 +132,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		d := w.cfg.BusyDelay
 		j.logAt(zerolog.DebugLevel).Err(err).Dur("delay", d).Msg("session busy; Nak with delay")
 		w.deps.Metrics.message(req.Agent, "nak_busy")
-		_ = msg.NakWithDelay(d)
+		_ = j.msg.NakWithDelay(d)
 		return
 	}
 	if lease == nil {

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -51,4 +52,35 @@ func (h *heartbeat) stop() {
 	defer h.mu.Unlock()
 	h.stopped = true
 	h.t.Stop()
+}
+
+// beatingMsg is the message of a job while its heartbeat runs: every way
+// of ending the delivery stops the heartbeat first, so no InProgress can
+// follow a Nak (which would turn its delay into a whole AckWait: the
+// library's "already acknowledged" check races with a beat that passed
+// it a moment before).
+type beatingMsg struct {
+	jetstream.Msg
+	hb *heartbeat
+}
+
+// Ack implements jetstream.Msg.
+func (m beatingMsg) Ack() error { m.hb.stop(); return m.Msg.Ack() }
+
+// DoubleAck implements jetstream.Msg.
+func (m beatingMsg) DoubleAck(ctx context.Context) error { m.hb.stop(); return m.Msg.DoubleAck(ctx) }
+
+// Nak implements jetstream.Msg.
+func (m beatingMsg) Nak() error { m.hb.stop(); return m.Msg.Nak() }
+
+// NakWithDelay implements jetstream.Msg.
+func (m beatingMsg) NakWithDelay(d time.Duration) error { m.hb.stop(); return m.Msg.NakWithDelay(d) }
+
+// Term implements jetstream.Msg.
+func (m beatingMsg) Term() error { m.hb.stop(); return m.Msg.Term() }
+
+// TermWithReason implements jetstream.Msg.
+func (m beatingMsg) TermWithReason(reason string) error {
+	m.hb.stop()
+	return m.Msg.TermWithReason(reason)
 }
