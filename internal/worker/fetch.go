@@ -78,13 +78,23 @@ func newFetchHealth() *fetchHealth {
 // handler is free for each: the caller holds n slots). It returns how many
 // it handed over and the error that ended the pull, nil when it ended the
 // ordinary way (messages, none before the wait ran out, ctx ended).
-func (w *Worker) fetch(ctx context.Context, n int, work chan<- jetstream.Msg) (int, error) {
+//
+// stop is the worker's own context. The pull does not end with it: a pull
+// cut short drops what the server had already sent it, and those messages
+// would wait out AckWait before anyone got them. So the pull runs to its
+// wait, and a message that arrives once the worker is stopping is Nak'ed
+// at once for another worker instead of being started.
+func (w *Worker) fetch(ctx, stop context.Context, n int, work chan<- jetstream.Msg) (int, error) {
 	batch, err := w.cons.Fetch(n, jetstream.FetchContext(ctx))
 	if err != nil {
 		return 0, err
 	}
 	got := 0
 	for msg := range batch.Messages() {
+		if stop.Err() != nil {
+			_ = msg.Nak()
+			continue
+		}
 		got++
 		work <- msg
 	}

@@ -214,6 +214,10 @@ func (w *Worker) Run(ctx context.Context) error {
 		})
 	}
 
+	// The drain's clock starts at the stop, not when the last pull ends.
+	var stoppedAt atomic.Int64
+	defer context.AfterFunc(ctx, func() { stoppedAt.Store(time.Now().UnixNano()) })()
+
 	w.log.Info().Int("concurrency", w.cfg.Concurrency).Msg("worker consuming")
 	health := newFetchHealth()
 	watchCtx, stopWatch := context.WithCancel(ctx)
@@ -237,8 +241,10 @@ func (w *Worker) Run(ctx context.Context) error {
 				break take
 			}
 		}
-		fctx, cancelFetch := context.WithTimeout(ctx, w.cfg.FetchWait)
-		got, err := w.fetch(fctx, n, work) // each message handed over holds one of the n slots
+		// Not cut short by the stop (see fetch): shutdown waits for the
+		// pull, at most FetchWait.
+		fctx, cancelFetch := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.FetchWait)
+		got, err := w.fetch(fctx, ctx, n, work) // each message handed over holds one of the n slots
 		cancelFetch()
 		for range n - got {
 			slots <- struct{}{}
@@ -259,7 +265,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() { w.wg.Wait(); close(done) }()
 	w.log.Info().Dur("drain_timeout", w.cfg.DrainTimeout).Msg("stopping: draining in-flight invocations")
-	timer := time.NewTimer(w.cfg.DrainTimeout)
+	left := w.cfg.DrainTimeout
+	if at := stoppedAt.Load(); at != 0 {
+		left -= time.Since(time.Unix(0, at))
+	}
+	timer := time.NewTimer(max(left, 0))
 	defer timer.Stop()
 	select {
 	case <-done:
