@@ -118,6 +118,9 @@ func (m *Memory) Renew(ctx context.Context, t Ticket, lease time.Duration) (time
 	if err := t.Validate(); err != nil {
 		return time.Time{}, err
 	}
+	if lease <= 0 {
+		return time.Time{}, fmt.Errorf("idempotency: renew %s: lease must be > 0", t.Key)
+	}
 	if err := ctxErr(ctx, "renew"); err != nil {
 		return time.Time{}, err
 	}
@@ -143,6 +146,9 @@ func (m *Memory) Complete(ctx context.Context, t Ticket, result json.RawMessage,
 	}
 	if retention <= 0 {
 		return fmt.Errorf("idempotency: complete %s: retention must be > 0", t.Key)
+	}
+	if !json.Valid(result) {
+		return fmt.Errorf("idempotency: complete %s: result is not valid JSON", t.Key)
 	}
 	if err := ctxErr(ctx, "complete"); err != nil {
 		return err

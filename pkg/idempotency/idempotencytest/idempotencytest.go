@@ -74,6 +74,7 @@ func Run(t *testing.T, f Factory) {
 	t.Run("Wrapper50GoroutinesRunOnce", func(t *testing.T) { testWrapperConcurrent(t, f) })
 	t.Run("LeaseExpiryReclaimAndStaleOwnerFenced", func(t *testing.T) { testLeaseExpiry(t, f) })
 	t.Run("RenewExtendsLease", func(t *testing.T) { testRenew(t, f) })
+	t.Run("RefusesBadInput", func(t *testing.T) { testRefusesBadInput(t, f) })
 	t.Run("WrapperRenewsLongTool", func(t *testing.T) { testWrapperRenews(t, f) })
 	t.Run("WrapperReleasesRetryableAndNotApplied", func(t *testing.T) { testWrapperRelease(t, f) })
 	t.Run("WrapperStoresAnUnknownOutcome", func(t *testing.T) { testWrapperUnknownOutcome(t, f) })
@@ -425,6 +426,32 @@ func testRenew(t *testing.T, f Factory) {
 	if b.Record.Owner != "owner-a" || b.Record.LeaseUntil.Sub(until).Abs() > 5*time.Millisecond {
 		t.Fatalf("after renew: owner %s lease %s, want owner-a lease %s", b.Record.Owner, b.Record.LeaseUntil, until)
 	}
+}
+
+// testRefusesBadInput: every backend refuses a renewal with a lease that
+// is not positive (it would end a live lease, and the next claim would
+// take it over: two owners) and a result that is not JSON (every later
+// claim would replay it), and neither changes the record (found in review,
+// sixteenth session: the memory and NATS KV stores took both or one).
+func testRefusesBadInput(t *testing.T, f Factory) {
+	s := f.New(t, 0).Store
+	ctx := context.Background()
+	key, inv := testKey("refund"), newID("inv")
+	mustClaim(t, s, claimReq(key, inv, "owner-a", time.Minute), idempotency.OutcomeAcquired)
+	tk := idempotency.Ticket{Key: key, InvocationID: inv, Owner: "owner-a"}
+	for _, lease := range []time.Duration{0, -time.Second} {
+		if _, err := s.Renew(ctx, tk, lease); err == nil {
+			t.Fatalf("Renew(lease %v) = nil, want an error", lease)
+		}
+	}
+	b := mustClaim(t, s, claimReq(key, inv, "owner-b", time.Minute), idempotency.OutcomeInProgress)
+	if b.Record.Owner != "owner-a" {
+		t.Fatalf("after refused renewals the key is %s's, want owner-a's", b.Record.Owner)
+	}
+	if err := s.Complete(ctx, tk, json.RawMessage(`{"refund_id":`), time.Hour); err == nil {
+		t.Fatal("Complete with a result that is not JSON = nil, want an error")
+	}
+	mustClaim(t, s, claimReq(key, inv, "owner-b", time.Minute), idempotency.OutcomeInProgress)
 }
 
 func testWrapperRenews(t *testing.T, f Factory) {

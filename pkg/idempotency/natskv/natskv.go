@@ -380,6 +380,9 @@ func (s *Store) fenced(ctx context.Context, op string, t idempotency.Ticket, fn 
 
 // Renew implements idempotency.Store.
 func (s *Store) Renew(ctx context.Context, t idempotency.Ticket, lease time.Duration) (time.Time, error) {
+	if lease <= 0 {
+		return time.Time{}, fmt.Errorf("idempotency: renew %s: lease must be > 0", t.Key)
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.OpTimeout)
 	defer cancel()
 	var until time.Time
@@ -395,6 +398,10 @@ func (s *Store) Renew(ctx context.Context, t idempotency.Ticket, lease time.Dura
 	if err != nil {
 		return time.Time{}, err
 	}
+	// The record's write restarted its MaxAge: restart the index entry's
+	// too, so it does not expire before the record (as Claim and Complete
+	// do). Best effort, like Complete's.
+	_, _ = s.updateIndex(ctx, "renew", t.InvocationID, t.Key, true)
 	return until, nil
 }
 
