@@ -80,11 +80,11 @@ func (c *Client) AwaitAfter(ctx context.Context, invocationID string, afterSeq u
 	if err := c.flush(ctx); err != nil {
 		return nil, fmt.Errorf("client: await %s: %w", invocationID, err)
 	}
-	stored, err := c.Lookup(ctx, invocationID)
+	stored, err := c.lookupOnce(ctx, invocationID)
 	switch {
 	case err == nil && stored.Seq > afterSeq:
 		return stored.Result, nil
-	case err != nil && !errors.Is(err, ErrNoResult):
+	case err != nil && !errors.Is(err, ErrNoResult) && !errors.Is(err, errLookupLost):
 		return nil, err
 	}
 	if c.waitingHook != nil {
@@ -114,7 +114,7 @@ func (c *Client) AwaitAfter(ctx context.Context, invocationID string, afterSeq u
 		case !errors.Is(err, context.DeadlineExceeded):
 			return nil, fmt.Errorf("client: await %s: %w", invocationID, err)
 		}
-		stored, err := c.Lookup(ctx, invocationID)
+		stored, err := c.lookupOnce(ctx, invocationID)
 		switch {
 		case err == nil && stored.Seq > afterSeq:
 			return stored.Result, nil
@@ -157,4 +157,25 @@ func decode(invocationID string, data []byte) (*envelope.Result, error) {
 		return nil, fmt.Errorf("client: result of %s: %w: %w", invocationID, ErrBadResult, err)
 	}
 	return res, nil
+}
+
+// lookupLimit bounds one look-up while Await waits: a request lost in a
+// server restart is never answered (nats.go does not resend it), and
+// waiting for it would keep Await from its subscription, where the result
+// arrives after the reconnect.
+const lookupLimit = 2 * time.Second
+
+// errLookupLost: a look-up got no answer within lookupLimit while the
+// caller's context still runs; Await looks again later.
+var errLookupLost = errors.New("client: result look-up got no answer")
+
+// lookupOnce is Lookup within lookupLimit.
+func (c *Client) lookupOnce(ctx context.Context, invocationID string) (*StoredResult, error) {
+	lctx, cancel := context.WithTimeout(ctx, lookupLimit)
+	defer cancel()
+	stored, err := c.Lookup(lctx, invocationID)
+	if err != nil && ctx.Err() == nil && lctx.Err() != nil {
+		return nil, errLookupLost
+	}
+	return stored, err
 }
