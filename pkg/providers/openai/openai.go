@@ -45,6 +45,7 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -142,6 +143,14 @@ func New(cfg Config) (*Model, error) {
 	}
 	if cfg.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	}
+	// Only Config configures the adapter: the headers the SDK takes from
+	// the environment (OPENAI_CUSTOM_HEADERS, which may hold an
+	// Authorization line, OPENAI_ORG_ID, OPENAI_PROJECT_ID) are removed,
+	// so none reaches a configured server (found in review, sixteenth
+	// session).
+	for _, h := range environmentHeaders(os.LookupEnv) {
+		opts = append(opts, option.WithHeaderDel(h))
 	}
 	for k, vs := range cfg.Headers {
 		for _, v := range vs {
@@ -278,6 +287,26 @@ func blockedPrompt(err error) *model.Response {
 	}
 }
 
+// environmentHeaders lists the request headers openai.NewClient adds from
+// the environment that lookup reads.
+func environmentHeaders(lookup func(string) (string, bool)) []string {
+	var out []string
+	if v, ok := lookup("OPENAI_CUSTOM_HEADERS"); ok {
+		for _, line := range strings.Split(v, "\n") {
+			if name, _, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(name) != "" {
+				out = append(out, strings.TrimSpace(name))
+			}
+		}
+	}
+	if _, ok := lookup("OPENAI_ORG_ID"); ok {
+		out = append(out, "OpenAI-Organization")
+	}
+	if _, ok := lookup("OPENAI_PROJECT_ID"); ok {
+		out = append(out, "OpenAI-Project")
+	}
+	return out
+}
+
 // errBadStream marks a stream whose chunks could not be accumulated.
 var errBadStream = errors.New("malformed stream")
 
@@ -286,7 +315,18 @@ var errBadStream = errors.New("malformed stream")
 func wrapError(name string, err error, httpResp *http.Response) error {
 	var apiErr *openai.Error
 	if errors.As(err, &apiErr) {
-		return fmt.Errorf("openai: chat completion (model %s): %w", name, err)
+		// The SDK's text is only "<status> <status text>": the body's
+		// code and message are what tells an invalid key from a refused
+		// parameter to whoever is paged (found in review, sixteenth
+		// session).
+		detail := apiErr.Message
+		if apiErr.Code != "" {
+			detail = apiErr.Code + ": " + detail
+		}
+		if detail == "" {
+			return fmt.Errorf("openai: chat completion (model %s): %w", name, err)
+		}
+		return fmt.Errorf("openai: chat completion (model %s): %w (%s)", name, err, detail)
 	}
 	if httpResp != nil && httpResp.StatusCode >= 400 {
 		// The SDK could not decode the body's "error" (e.g. a server that
