@@ -100,8 +100,8 @@ func (r *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 		name := r.inner.Name()
 		r.metrics.ModelCall(name)
 		var sched *backoff.ExponentialBackOff // made at the first retry: most calls have none
-		var lastErr error // the last provider attempt's error
-		charged := false  // PerAttempt charged the budget for this attempt
+		var lastErr error                     // the last provider attempt's error
+		charged := false                      // PerAttempt charged the budget for this attempt
 		for attempt := 1; ; attempt++ {
 			emitted, err, stopped := r.attempt(ctx, req, stream, yield)
 			notSent := err != nil && errors.Is(err, model.ErrNotSent)
