@@ -8,7 +8,7 @@ import (
 	"github.com/agentfleet/agentfleet/internal/opsconfig"
 )
 
-// The timeseries over long windows (UNKNOWN weekly review 7d, DLQ entries
+// Regression (found in review, sixteenth session): The timeseries over long windows (UNKNOWN weekly review 7d, DLQ entries
 // 1h/24h, blocked and truncated per hour) now read a series that did not
 // exist one window ago as its raw counter value ("X unless X offset d").
 // That value only counts the events since the worker's last restart: a

@@ -22,7 +22,7 @@ func (panickingSessions) GetOrCreate(context.Context, session.Key) (*session.Ses
 	panic("session store bug")
 }
 
-// A panic while an invocation runs is recovered by the worker (the message
+// Regression (found in review, sixteenth session): A panic while an invocation runs is recovered by the worker (the message
 // goes back), but the in-flight gauge must come back down with it: it is
 // "Invocations running in this worker", and nothing runs any more.
 func TestInFlightGaugeFallsAfterAPanickingInvocation(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
 )
 
-// One model call that gives two complete responses, each asking for a
+// Regression (found in review, sixteenth session): One model call that gives two complete responses, each asking for a
 // tool: an after-model guard ends the invocation on the second one. The
 // first run runs neither call (the step ended). A redelivery of the same
 // invocation must not run the first response's call either: notSkipped

@@ -117,7 +117,7 @@ func (p *cutProxy) cut() {
 	p.swallow = false
 }
 
-// Await waits on its subscription and looks the stored result up again now
+// Regression (found in review, sixteenth session): Await waits on its subscription and looks the stored result up again now
 // and then (doc.go: "So a result published at any moment is seen"). Those
 // later look-ups run with Await's whole context: when one's reply is lost
 // (the connection to the server drops while it is in flight, as on a

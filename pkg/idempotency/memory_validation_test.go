@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// TestMemoryRenewNonPositiveLeaseRefused: redisstore.Renew refuses a
+// Regression (found in review, sixteenth session): TestMemoryRenewNonPositiveLeaseRefused: redisstore.Renew refuses a
 // lease <= 0 ("lease must be > 0", as ClaimRequest.Validate does for
 // claims). Memory accepts it and sets the lease end to now (or earlier): the
 // owner is told its lease was extended, and another claimer reclaims the key

@@ -8,7 +8,7 @@ import (
 	"github.com/agentfleet/agentfleet/pkg/taxonomy"
 )
 
-// DefaultDescribeTool is "sanitised and capped like a tool error string".
+// Regression (found in review, sixteenth session): DefaultDescribeTool is "sanitised and capped like a tool error string".
 // The sanitiser redacts credentials by their name ("password=…",
 // "api_key=…", "host=…"): a value alone ("hunter2") says nothing. Now that
 // each value is sanitised on its own and the "name=value" pieces are never

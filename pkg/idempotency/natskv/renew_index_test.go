@@ -10,7 +10,7 @@ import (
 	"github.com/agentfleet/agentfleet/pkg/idempotency/natskv"
 )
 
-// TestRenewKeepsTheIndexAlive: the package doc promises the index is
+// Regression (found in review, sixteenth session): TestRenewKeepsTheIndexAlive: the package doc promises the index is
 // "rewritten after [the record] so that it does not expire before the
 // record (entries expire by the age of their last write)", and the Store
 // contract that Effects lists every in-progress and completed record. Renew

@@ -2,7 +2,7 @@ package openai
 
 import "testing"
 
-// TestOpenAIEnvironmentCredentialsNotSent: the adapter sets the API
+// Regression (found in review, sixteenth session): TestOpenAIEnvironmentCredentialsNotSent: the adapter sets the API
 // key explicitly "so OPENAI_API_KEY in the environment is never sent to a
 // configured local server", and the base URL "so OPENAI_BASE_URL never
 // redirects a worker silently". openai-go's NewClient also reads

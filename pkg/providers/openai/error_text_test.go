@@ -7,7 +7,7 @@ import (
 	"github.com/agentfleet/agentfleet/pkg/taxonomy"
 )
 
-// TestOpenAIErrorTextKeepsProviderMessage: the text of a thrown
+// Regression (found in review, sixteenth session): TestOpenAIErrorTextKeepsProviderMessage: the text of a thrown
 // OpenAI error is what the fleet keeps as the failure's raw message
 // (taxonomy.Failure.Raw, the DLQ entry's reason, the PAGE log line). The
 // openai-go version in go.mod renders *openai.Error as a safe summary
