@@ -10,11 +10,12 @@ import (
 
 // Ensure creates the three streams and the two durable pull consumers of cfg
 // (after WithDefaults), or updates them to cfg when they exist, except that
-// it never lowers a stream's replica count and never shortens the DLQ
-// stream's max age (Apply): a process whose configuration is older or
-// smaller than the fleet's would otherwise scale the fleet's streams down to
-// fewer copies, or drop the dead letters between the two ages (lowering
-// either is done by hand; DLQMaxAge reports what the DLQ keeps). It returns
+// it never lowers a stream's replica count and never shortens the results
+// or the DLQ stream's max age (Apply): a process whose configuration is
+// older or smaller than the fleet's would otherwise scale the fleet's
+// streams down to fewer copies, or drop the results or dead letters
+// between the two ages (lowering either is done by hand; DLQMaxAge reports
+// what the DLQ keeps). It returns
 // what it applied, stream by stream, so the caller can say what it kept (on
 // an error, what it applied before the failing step). It is idempotent:
 // every process of the fleet may call it at start-up. A field the server
@@ -31,7 +32,7 @@ func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) ([]Applied,
 		keep Keep
 	}{
 		{cfg.RequestsStreamConfig(), Keep{}},
-		{cfg.ResultsStreamConfig(), Keep{}},
+		{cfg.ResultsStreamConfig(), Keep{MaxAge: true}},
 		{cfg.DLQStreamConfig(), Keep{MaxAge: true}},
 	} {
 		a, err := Apply(ctx, js, s.sc, s.keep)
