@@ -115,6 +115,11 @@ func Connect(ctx context.Context, cfg config.Worker, log zerolog.Logger) (*Infra
 	ectx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	applied, err := streams.Ensure(ectx, js, inf.Streams)
+	if errors.Is(err, streams.ErrInvalidConfig) {
+		// The live streams refuse this configuration (another subject
+		// prefix): restarting cannot help.
+		return nil, fmt.Errorf("%w: streams: %w", ErrBadConfig, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("streams: %w", err)
 	}
@@ -325,13 +330,13 @@ func checkLiveDLQ(ctx context.Context, js jetstream.JetStream, sc streams.Config
 	}
 	name := sc.WithDefaults().DLQStream
 	if live == 0 {
-		return fmt.Errorf("config: idempotency.retention: the live DLQ stream %s keeps entries forever (max age 0, set by hand?), so no retention of idempotency records outlives them: "+
-			"give it a max age (nats stream edit %s --max-age 336h)", name, name)
+		return fmt.Errorf("%w: config: idempotency.retention: the live DLQ stream %s keeps entries forever (max age 0, set by hand?), so no retention of idempotency records outlives them: "+
+			"give it a max age (nats stream edit %s --max-age 336h)", ErrBadConfig, name, name)
 	}
-	return fmt.Errorf("config: idempotency.retention %v does not outlive the live DLQ stream %s, which keeps entries %v "+
+	return fmt.Errorf("%w: config: idempotency.retention %v does not outlive the live DLQ stream %s, which keeps entries %v "+
 		"(another worker's or an earlier streams.dlq_max_age: workers never shorten it): set idempotency.retention to at least %v, "+
 		"or shorten the stream by hand first (nats stream edit %s --max-age <age>)",
-		retention, name, live, live+idempotency.RetentionSlack, name)
+		ErrBadConfig, retention, name, live, live+idempotency.RetentionSlack, name)
 }
 
 // workerCooldown is the fleet cooldown the worker checks before it starts a
