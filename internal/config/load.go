@@ -152,8 +152,8 @@ func setValue(v reflect.Value, s string) error {
 // '@' outside the user info url.Parse found (a secret holding '@', '#',
 // '?' or '/' ends the authority early): everything before the last '@' is
 // dropped. The exception is an '@' only in a non-NATS URL's query or
-// fragment (redis://host/0?client_name=svc@team): the host is kept and
-// the query or fragment hidden.
+// fragment after a path (redis://host:6379/0?client_name=svc@team): the
+// host is kept and the query or fragment hidden.
 func RedactURL(s string) string {
 	scheme, _, hasScheme := strings.Cut(s, "://")
 	if strings.Contains(s, ",") && (strings.Count(s, "://") > 1 || !hasScheme || natsScheme(strings.ToLower(scheme))) {
@@ -186,7 +186,11 @@ func RedactURL(s string) string {
 	case strings.Count(rest, "@") > 1:
 		return dropUserInfo() // which '@' ends the user info cannot be told
 	case u.User == nil && strings.Contains(rest, "@"):
-		if !natsScheme(u.Scheme) && plainHost(u) && !strings.Contains(u.Path, "@") {
+		// A port right before the '?' or '#' may be a password's start
+		// ("redis://app:90210#Zx@host" parses as host app, port 90210):
+		// only a host followed by a path ("/0") is read as one.
+		portCut := u.Port() != "" && u.Path == ""
+		if !natsScheme(u.Scheme) && plainHost(u) && !portCut && !strings.Contains(u.Path, "@") {
 			// The '@' is in the query or fragment (a Redis option's value).
 			if strings.Contains(u.RawQuery, "@") {
 				u.RawQuery = redacted
