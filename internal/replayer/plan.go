@@ -3,6 +3,7 @@ package replayer
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/agentfleet/agentfleet/pkg/dlq"
 	"github.com/agentfleet/agentfleet/pkg/taxonomy"
@@ -90,6 +91,12 @@ type Selection struct {
 	// last sequence when the walk starts), so entries that fail again
 	// during the run are not replayed again by it.
 	UpToSeq uint64
+	// RecordsSince skips entries whose first failure is before it: their
+	// idempotency records may have expired, and a replay could repeat the
+	// effects they guarded (zero: no limit). The DLQ's max age keeps its
+	// own entries inside the records' retention (CheckRetention); a
+	// parked entry can be older.
+	RecordsSince time.Time
 }
 
 // RefusalReason says why a class needs a person, for the refusal message.
@@ -176,6 +183,9 @@ func decide(it *dlq.Item, sel Selection) Planned {
 		p.Action, p.Why = ActionBad, it.Err.Error()
 	case !AutoReplayable(e.Class) && !(sel.Force && e.Class == sel.Filter.Class):
 		p.Action, p.Why = ActionSkip, "not auto-replayable: "+RefusalReason(e.Class)
+	case !sel.RecordsSince.IsZero() && e.FirstFailedAt.Before(sel.RecordsSince):
+		p.Action, p.Why = ActionSkip, fmt.Sprintf("first failed %s, before %s: its effects' idempotency records may have expired, so a replay could repeat them (check them with `dlq-replayer show`, then republish by hand if it is safe)",
+			e.FirstFailedAt.UTC().Format(time.RFC3339), sel.RecordsSince.UTC().Format(time.RFC3339))
 	case e.ReplayCount >= sel.MaxReplays:
 		p.Action, p.Why = ActionPark, fmt.Sprintf("already replayed %d times (replay.max_replays %d)", e.ReplayCount, sel.MaxReplays)
 	case e.RequestTruncated:
