@@ -121,6 +121,11 @@ func runDrain(ctx context.Context, c *cmdCtx, pos []string) error {
 
 // drainPass plans and executes one pass and returns its counts.
 func drainPass(ctx context.Context, c *cmdCtx, f *Fleet, sel Selection, m *Metrics, rateV float64, conc int) (Counts, error) {
+	retention, _, err := f.recordRetention(ctx)
+	if err != nil {
+		return Counts{}, err
+	}
+	sel.RecordsSince = recordsSince(c.env.Now(), retention)
 	m.Passes.Inc()
 	plan, err := Plan(ctx, f, sel)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentfleet/agentfleet/pkg/dlq"
+	"github.com/agentfleet/agentfleet/pkg/idempotency"
 	"github.com/agentfleet/agentfleet/pkg/taxonomy"
 )
 
@@ -93,10 +94,23 @@ type Selection struct {
 	UpToSeq uint64
 	// RecordsSince skips entries whose first failure is before it: their
 	// idempotency records may have expired, and a replay could repeat the
-	// effects they guarded (zero: no limit). The DLQ's max age keeps its
-	// own entries inside the records' retention (CheckRetention); a
-	// parked entry can be older.
+	// effects they guarded (zero: no limit). The DLQ's max age keeps an
+	// entry inside the records' retention (CheckRetention), but not the
+	// invocation: first_failed_at is carried across replays, and a parked
+	// entry outlives the DLQ's max age. recordsSince computes it.
 	RecordsSince time.Time
+}
+
+// recordsSince is the RecordsSince of a plan made at now when the
+// idempotency records live retention (0: for ever): the first run's
+// records were written before its first failure and are not refreshed
+// by later claims, so an entry first failed before now − (retention −
+// RetentionSlack) may have outlived them.
+func recordsSince(now time.Time, retention time.Duration) time.Time {
+	if retention <= 0 {
+		return time.Time{}
+	}
+	return now.Add(-(retention - idempotency.RetentionSlack))
 }
 
 // RefusalReason says why a class needs a person, for the refusal message.

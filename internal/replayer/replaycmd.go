@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/agentfleet/agentfleet/pkg/dlq"
-	"github.com/agentfleet/agentfleet/pkg/idempotency"
 )
 
 func replayFlags(fs *flag.FlagSet, o *cmdOpts) {
@@ -75,18 +74,13 @@ func runReplay(ctx context.Context, c *cmdCtx, pos []string) error {
 	if retErr != nil && !errors.As(retErr, &refused) {
 		return retErr
 	}
+	retention, _, err := f.recordRetention(ctx)
+	if err != nil {
+		return err
+	}
+	sel.RecordsSince = recordsSince(c.env.Now(), retention)
 	src := f // where the entries come from, and are removed from once replayed
 	if o.parked {
-		// Parked entries outlive the DLQ's max age: one older than the
-		// records' retention (less the slack for the run itself) could
-		// repeat its effects.
-		retention, _, err := f.recordRetention(ctx)
-		if err != nil {
-			return err
-		}
-		if retention > 0 {
-			sel.RecordsSince = c.env.Now().Add(-(retention - idempotency.RetentionSlack))
-		}
 		ok, err := f.Parked.Exists(ctx)
 		if err != nil {
 			return err

@@ -96,6 +96,9 @@ func (n *NATSOrders) Get(ctx context.Context, orderID string) (Order, error) {
 
 // Refund implements Orders.
 func (n *NATSOrders) Refund(ctx context.Context, r Refund) error {
+	if r.AmountCents <= 0 {
+		return fmt.Errorf("%w: %d cents", ErrAmountNotPositive, r.AmountCents)
+	}
 	o, ok := n.catalog[r.OrderID]
 	if !ok {
 		return ErrOrderNotFound

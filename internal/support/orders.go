@@ -33,6 +33,9 @@ var (
 	ErrNotAuthorised = errors.New("orders: not authorised")
 	// ErrAmountTooLarge means the refund exceeds what is left to refund.
 	ErrAmountTooLarge = errors.New("orders: refund exceeds the refundable amount")
+	// ErrAmountNotPositive means a refund of zero or less: every store
+	// refuses it (a negative one would raise what is left to refund).
+	ErrAmountNotPositive = errors.New("orders: refund amount must be positive")
 )
 
 // Orders is the downstream orders service the tools call.
@@ -111,6 +114,9 @@ func (m *MemoryOrders) Get(ctx context.Context, orderID string) (Order, error) {
 func (m *MemoryOrders) Refund(ctx context.Context, r Refund) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if r.AmountCents <= 0 {
+		return fmt.Errorf("%w: %d cents", ErrAmountNotPositive, r.AmountCents)
 	}
 	if m.FailRefund != nil {
 		if err := m.FailRefund(r); err != nil {

@@ -91,6 +91,9 @@ return 1
 
 // Refund implements Orders.
 func (r *RedisOrders) Refund(ctx context.Context, rf Refund) error {
+	if rf.AmountCents <= 0 {
+		return fmt.Errorf("%w: %d cents", ErrAmountNotPositive, rf.AmountCents)
+	}
 	r.mu.RLock()
 	o, ok := r.catalog[rf.OrderID]
 	r.mu.RUnlock()

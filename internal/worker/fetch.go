@@ -83,7 +83,8 @@ func newFetchHealth() *fetchHealth {
 // cut short drops what the server had already sent it, and those messages
 // would wait out AckWait before anyone got them. So the pull runs to its
 // wait, and a message that arrives once the worker is stopping is Nak'ed
-// at once for another worker instead of being started.
+// for another worker instead of being started, with a delay of one pull's
+// wait so that it is not handed back to this pull.
 func (w *Worker) fetch(ctx, stop context.Context, n int, work chan<- jetstream.Msg) (int, error) {
 	batch, err := w.cons.Fetch(n, jetstream.FetchContext(ctx))
 	if err != nil {
@@ -92,7 +93,9 @@ func (w *Worker) fetch(ctx, stop context.Context, n int, work chan<- jetstream.M
 	got := 0
 	for msg := range batch.Messages() {
 		if stop.Err() != nil {
-			_ = msg.Nak()
+			// Delayed past this pull's wait: a plain Nak would hand it
+			// straight back to this same pull (found in review).
+			_ = msg.NakWithDelay(w.cfg.FetchWait)
 			continue
 		}
 		got++

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -33,7 +34,7 @@ func TestFetchWhileStoppingNaksWhatArrives(t *testing.T) {
 	ch := make(chan jetstream.Msg, 1)
 	ch <- msg
 	close(ch)
-	w := &Worker{cons: batchConsumer{batch: oneMsgBatch{ch: ch}}}
+	w := &Worker{cons: batchConsumer{batch: oneMsgBatch{ch: ch}}, cfg: Config{FetchWait: 2 * time.Second}}
 	stop, cancel := context.WithCancel(context.Background())
 	cancel()
 	work := make(chan jetstream.Msg, 1)
@@ -44,7 +45,7 @@ func TestFetchWhileStoppingNaksWhatArrives(t *testing.T) {
 	if len(work) != 0 {
 		t.Fatal("a message was handed to a handler while stopping")
 	}
-	if len(msg.calls) != 1 || msg.calls[0] != "nak" {
-		t.Fatalf("message calls %v, want [nak]", msg.calls)
+	if len(msg.calls) != 1 || msg.calls[0] != "nak_with_delay" {
+		t.Fatalf("message calls %v, want [nak_with_delay]", msg.calls)
 	}
 }

@@ -134,23 +134,25 @@ func New(cfg Config) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	opts := []option.RequestOption{
+	var opts []option.RequestOption
+	// Only Config configures the adapter: the headers the SDK takes from
+	// the environment (OPENAI_CUSTOM_HEADERS, which may hold an
+	// Authorization line, OPENAI_ORG_ID, OPENAI_PROJECT_ID) are removed,
+	// so none reaches a configured server (found in review, sixteenth
+	// session). Before the key: the SDK sends no key after a later
+	// change of the Authorization header.
+	for _, h := range environmentHeaders(os.LookupEnv) {
+		opts = append(opts, option.WithHeaderDel(h))
+	}
+	opts = append(opts,
 		option.WithBaseURL(cfg.BaseURL),
 		// Always set, even when empty, so OPENAI_API_KEY in the environment
 		// is never sent to a configured local server.
 		option.WithAPIKey(cfg.APIKey),
 		option.WithMaxRetries(0),
-	}
+	)
 	if cfg.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	}
-	// Only Config configures the adapter: the headers the SDK takes from
-	// the environment (OPENAI_CUSTOM_HEADERS, which may hold an
-	// Authorization line, OPENAI_ORG_ID, OPENAI_PROJECT_ID) are removed,
-	// so none reaches a configured server (found in review, sixteenth
-	// session).
-	for _, h := range environmentHeaders(os.LookupEnv) {
-		opts = append(opts, option.WithHeaderDel(h))
 	}
 	for k, vs := range cfg.Headers {
 		for _, v := range vs {
