@@ -60,8 +60,8 @@ func RunDemo(ctx context.Context, cfg config.Worker, n int, getenv func(string) 
 		return nil, err
 	}
 	if cfg.Model.Spec == "sim" {
-		fmt.Fprintf(out, "agentfleet demo: %d support requests, SIMULATED model provider (faults: %q), stores: %s\n",
-			n, cfg.Model.Sim.Faults, r.Infra.Stores.Mode)
+		fmt.Fprintf(out, "agentfleet demo: %d support requests, SIMULATED model provider (faults: %q, SIMULATED tool faults: %v), stores: %s\n",
+			n, cfg.Model.Sim.Faults, cfg.Model.Sim.ToolFaults, r.Infra.Stores.Mode)
 	} else {
 		fmt.Fprintf(out, "agentfleet demo: %d support requests, model %s, stores: %s\n", n, cfg.Model.Spec, r.Infra.Stores.Mode)
 	}

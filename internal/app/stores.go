@@ -149,9 +149,11 @@ func openNATSStores(ctx context.Context, cfg config.Worker, js jetstream.JetStre
 }
 
 // withToolFaults wraps the demo orders service with the simulated tool
-// faults of model.sim.tool_faults (chaos runs), if any.
+// faults of model.sim.tool_faults (chaos runs), if any, and only with the
+// SIMULATED provider: a run with a real model gets no simulated faults
+// (found in review, sixteenth session: they were injected, unlabelled).
 func withToolFaults(cfg config.Worker, orders support.Orders) support.Orders {
-	if cfg.Model.Sim.ToolFaults <= 0 {
+	if cfg.Model.Sim.ToolFaults <= 0 || cfg.Model.Spec != "sim" {
 		return orders
 	}
 	return support.NewFaultyOrders(orders, cfg.Model.Sim.ToolFaults, cfg.Model.Sim.Seed)

@@ -9,7 +9,7 @@ import (
 	"github.com/agentfleet/agentfleet/pkg/dlq"
 )
 
-// An entry on the live DLQ is young, but its invocation may have first
+// Regression (found in review, sixteenth session): An entry on the live DLQ is young, but its invocation may have first
 // failed long ago: a replay that failed again is dead-lettered anew with
 // the original first_failed_at (replay.max_replays defaults to 3, each
 // cycle up to streams.dlq_max_age). Its first run's idempotency records

@@ -9,7 +9,7 @@ import (
 	"github.com/agentfleet/agentfleet/internal/support"
 )
 
-// TestOrdersServiceRefusesNonPositiveRefunds: the orders services'
+// Regression (found in review, sixteenth session): TestOrdersServiceRefusesNonPositiveRefunds: the orders services'
 // own amount check (refund <= refundable) is bypassed by a negative
 // amount: it books a "refund" of -1000 cents that lowers refunded_cents,
 // after which a refund larger than the order total passes the check.

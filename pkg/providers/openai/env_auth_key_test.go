@@ -2,7 +2,7 @@ package openai
 
 import "testing"
 
-// With an API key configured, an Authorization line in
+// Regression (found in review, sixteenth session): With an API key configured, an Authorization line in
 // OPENAI_CUSTOM_HEADERS must not keep the configured key from being sent:
 // removing the environment's header must leave the adapter's own
 // credentials in place (else every call fails as AUTH and pages).
