@@ -6,7 +6,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/agentfleet/agentfleet/internal/natstest"
 	"github.com/agentfleet/agentfleet/internal/redistest"
 	"github.com/agentfleet/agentfleet/internal/support"
 	"github.com/agentfleet/agentfleet/pkg/agent/tool"
@@ -19,23 +18,7 @@ import (
 // comparing (st.RefundedCents+r.AmountCents > o.TotalCents): the sum
 // overflows to a negative number, the check passes and the refund is booked.
 func TestHugeRefundIsRefusedByEveryOrdersService(t *testing.T) {
-	services := map[string]func(t *testing.T) effectOrders{
-		"memory": func(t *testing.T) effectOrders {
-			return memoryEffects{support.NewMemoryOrders(support.DemoOrders()...)}
-		},
-		"redis": func(t *testing.T) effectOrders {
-			c, prefix := redistest.Client(t)
-			return support.NewRedisOrders(c, prefix)
-		},
-		"nats-kv": func(t *testing.T) effectOrders {
-			js, _, _ := natstest.JetStream(t)
-			o, err := support.NewNATSOrders(context.Background(), js, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			return o
-		},
-	}
+	services := everyOrdersService()
 	for name, open := range services {
 		t.Run(name, func(t *testing.T) {
 			o := open(t)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/agentfleet/agentfleet/internal/natstest"
-	"github.com/agentfleet/agentfleet/internal/redistest"
 	"github.com/agentfleet/agentfleet/internal/support"
 )
 
@@ -16,23 +14,7 @@ import (
 // Only the refund_order tool rejects amount_cents <= 0; the service every
 // caller (the tool, loadgen's minimal consumer) relies on does not.
 func TestOrdersServiceRefusesNonPositiveRefunds(t *testing.T) {
-	services := map[string]func(t *testing.T) effectOrders{
-		"memory": func(t *testing.T) effectOrders {
-			return memoryEffects{support.NewMemoryOrders(support.DemoOrders()...)}
-		},
-		"redis": func(t *testing.T) effectOrders {
-			c, prefix := redistest.Client(t)
-			return support.NewRedisOrders(c, prefix)
-		},
-		"nats-kv": func(t *testing.T) effectOrders {
-			js, _, _ := natstest.JetStream(t)
-			o, err := support.NewNATSOrders(context.Background(), js, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			return o
-		},
-	}
+	services := everyOrdersService()
 	for _, name := range []string{"memory", "redis", "nats-kv"} {
 		t.Run(name, func(t *testing.T) {
 			o := services[name](t)

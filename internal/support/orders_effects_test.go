@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentfleet/agentfleet/internal/natstest"
+	"github.com/agentfleet/agentfleet/internal/redistest"
 	"github.com/agentfleet/agentfleet/internal/support"
 )
 
@@ -90,6 +92,29 @@ func testRefundHonoursTheIdempotencyKey(t *testing.T, o effectOrders) {
 	}
 	if got, err := o.Get(ctx, "A-1042"); err != nil || got.RefundedCents != 400 {
 		t.Fatalf("refunded = %+v, %v; want 400", got, err)
+	}
+}
+
+// everyOrdersService opens, per test, each backend of the orders service
+// with the demo orders: memory, Redis (a key prefix of its own) and NATS
+// KV (an embedded server of its own).
+func everyOrdersService() map[string]func(t *testing.T) effectOrders {
+	return map[string]func(t *testing.T) effectOrders{
+		"memory": func(t *testing.T) effectOrders {
+			return memoryEffects{support.NewMemoryOrders(support.DemoOrders()...)}
+		},
+		"redis": func(t *testing.T) effectOrders {
+			c, prefix := redistest.Client(t)
+			return support.NewRedisOrders(c, prefix)
+		},
+		"nats-kv": func(t *testing.T) effectOrders {
+			js, _, _ := natstest.JetStream(t)
+			o, err := support.NewNATSOrders(context.Background(), js, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return o
+		},
 	}
 }
 
