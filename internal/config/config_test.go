@@ -44,16 +44,17 @@ func TestPrecedenceFileEnvFlags(t *testing.T) {
 		"AGENTFLEET_MODEL_SIM_FAULTS":     "server=0.4",
 		"AGENTFLEET_WORKER_DRAIN_TIMEOUT": "7s",
 		"AGENTFLEET_COOLDOWN_THRESHOLD":   "0.7",
+		"AGENTFLEET_MODEL_SPEC":           "openai:gpt-4o-mini",
 	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	c, err := config.LoadWorker([]string{"--concurrency", "5", "--model", "openai:gpt-4o-mini"}, lookup, io.Discard)
+	c, err := config.LoadWorker([]string{"--concurrency", "5", "--model", "sim"}, lookup, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.NATS.URL != "nats://env:4222" || c.Embedded.Enabled {
 		t.Fatalf("env NATS URL not applied: %+v", c.NATS)
 	}
-	if c.Worker.Concurrency != 5 || c.Model.Spec != "openai:gpt-4o-mini" {
+	if c.Worker.Concurrency != 5 || c.Model.Spec != "sim" {
 		t.Fatalf("flags must win over env: %d %s", c.Worker.Concurrency, c.Model.Spec)
 	}
 	if c.Model.Sim.Faults != "server=0.4" || c.Worker.DrainTimeout != 7*time.Second || c.Cooldown.Threshold != 0.7 {

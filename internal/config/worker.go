@@ -353,6 +353,12 @@ func (c Worker) Validate() error {
 	default:
 		add("model.spec %q: want sim, gemini:<model> or openai:<model>", spec)
 	}
+	if spec != "sim" && (c.Model.Sim.Faults != "" || c.Model.Sim.ToolFaults != 0) {
+		// The simulated faults exist only in the simulated provider and
+		// the demo's tools: with a real model they would be ignored, and a
+		// chaos run meant to inject them would silently test nothing.
+		add("model.sim.faults / model.sim.tool_faults are set but model.spec is %q: simulated faults apply only to model.spec sim", spec)
+	}
 	if err := c.Cooldown.WithDefaults().Validate(); err != nil {
 		errs = append(errs, err)
 	}

@@ -28,10 +28,11 @@ type cpuMeter struct {
 	reads, cmds      int64 // -1: the first reading failed
 	mallocs, bytes   uint64
 	sysw, sysr       int64 // -1: /proc/self/io could not be read
+	embedded         bool  // the NATS server runs in this process
 }
 
 func startCPU(ctx context.Context, rdb *redis.Client, external bool, children func() time.Duration) *cpuMeter {
-	m := &cpuMeter{rdb: rdb, children: children}
+	m := &cpuMeter{rdb: rdb, children: children, embedded: !external}
 	if external {
 		m.natsPID = findProcess("nats-server")
 	}
@@ -77,6 +78,9 @@ func (m *cpuMeter) finish(ctx context.Context, p *Phase) {
 	}
 	if m.natsPID > 0 {
 		p.NATSCPUMSPerInvocation = per(procCPU(m.natsPID) - m.natsT)
+	}
+	if p.CPUMSPerInvocation > 0 && p.RedisCPUMSPerInvocation > 0 && (p.NATSCPUMSPerInvocation > 0 || m.embedded) {
+		p.TotalCPUMSPerInvocation = p.CPUMSPerInvocation + p.RedisCPUMSPerInvocation + p.NATSCPUMSPerInvocation
 	}
 }
 

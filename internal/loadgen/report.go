@@ -50,6 +50,11 @@ type Report struct {
 	// their median, and RoundCPURatios the same for CPU per invocation.
 	RoundRatios    []float64 `json:"round_ratios,omitempty"`
 	RoundCPURatios []float64 `json:"round_cpu_ratios,omitempty"` // RoundCPURatios: see RoundRatios.
+	// RoundCeilingRatios are the framework/minimal ratios of each round's
+	// CPU ceilings (Phase.CPUCeilingPerSecond: the CPU of all three
+	// processes), and Ratios["framework/minimal (CPU ceiling)"] their
+	// median: the throughput ratio a machine bound by its CPU gives.
+	RoundCeilingRatios []float64 `json:"round_ceiling_ratios,omitempty"`
 	// Bound is the Little's-law bound of the in-flight mode, inflight / (3
 	// × latency) per second, and BoundRatio the framework's steady rate
 	// against it.
@@ -91,6 +96,11 @@ func (r *Report) finish(inflight int, latency time.Duration) {
 		// would see, less exposed to the noise of a shared one.
 		r.Ratios["framework/minimal (CPU per invocation)"] = mp.CPUMSPerInvocation / fw.CPUMSPerInvocation
 	}
+	for _, p := range r.Phases {
+		if p.TotalCPUMSPerInvocation > 0 && r.NumCPU > 0 {
+			p.CPUCeilingPerSecond = float64(r.NumCPU) * 1000 / p.TotalCPUMSPerInvocation
+		}
+	}
 	r.roundRatios()
 	if v, ok := r.Ratios["framework/minimal"]; ok {
 		r.Goals[">= 0.8 of the minimal worker"] = v >= 0.8
@@ -101,6 +111,7 @@ func (r *Report) finish(inflight int, latency time.Duration) {
 		for _, p := range r.Phases {
 			if p.Name != "bare" {
 				p.BoundRatio = p.SteadyPerSecond / r.Bound
+				p.CeilingBoundRatio = p.CPUCeilingPerSecond / r.Bound
 			}
 		}
 		r.Goals[fmt.Sprintf("%d in flight at >= 0.6 of the bound", inflight)] = r.BoundRatio >= 0.6 && fw.WorkerMaxInFlight >= inflight*9/10
@@ -167,10 +178,10 @@ func (r *Report) Print(out io.Writer) {
 	if len(r.Ratios) > 0 {
 		fmt.Fprintln(out)
 		rounds := len(r.RoundRatios) > 1
-		for _, k := range []string{"framework/bare", "framework/minimal", "framework/bare (steady)", "framework/minimal (steady)", "framework/minimal (CPU per invocation)"} {
+		for _, k := range []string{"framework/bare", "framework/minimal", "framework/bare (steady)", "framework/minimal (steady)", "framework/minimal (CPU per invocation)", "framework/minimal (CPU ceiling)"} {
 			if v, ok := r.Ratios[k]; ok {
 				label := k
-				if rounds && k != "framework/minimal" && k != "framework/minimal (CPU per invocation)" {
+				if rounds && k != "framework/minimal" && k != "framework/minimal (CPU per invocation)" && k != "framework/minimal (CPU ceiling)" {
 					label += " [round 1]"
 				}
 				fmt.Fprintf(out, "ratio %-40s %.2f\n", label, v)
@@ -181,6 +192,9 @@ func (r *Report) Print(out io.Writer) {
 			if len(r.RoundCPURatios) > 1 {
 				fmt.Fprintf(out, "  by CPU per invocation (median above):    %s\n", fmtRatios(r.RoundCPURatios))
 			}
+			if len(r.RoundCeilingRatios) > 1 {
+				fmt.Fprintf(out, "  by CPU ceiling (median above):           %s\n", fmtRatios(r.RoundCeilingRatios))
+			}
 		}
 	}
 	if r.Bound > 0 {
@@ -190,6 +204,12 @@ func (r *Report) Print(out io.Writer) {
 			fmt.Fprintf(out, " (minimal consumer: %.2f)", mp.BoundRatio)
 		}
 		fmt.Fprintln(out)
+		for _, name := range []string{"framework", "minimal"} {
+			if p := r.phase(name); p != nil && p.CPUCeilingPerSecond > 0 {
+				fmt.Fprintf(out, "CPU ceiling, %-10s %d cores / %.2f ms CPU per invocation (process + Redis + NATS) = %.0f inv/s = %.2f of the bound\n",
+					name+":", r.NumCPU, p.TotalCPUMSPerInvocation, p.CPUCeilingPerSecond, p.CeilingBoundRatio)
+			}
+		}
 	}
 	for _, g := range slices.Sorted(maps.Keys(r.Goals)) {
 		ok := r.Goals[g]
@@ -217,6 +237,12 @@ func (r *Report) roundRatios() {
 		if fp.CPUMSPerInvocation > 0 {
 			r.RoundCPURatios = append(r.RoundCPURatios, mp.CPUMSPerInvocation/fp.CPUMSPerInvocation)
 		}
+		if fp.CPUCeilingPerSecond > 0 && mp.CPUCeilingPerSecond > 0 {
+			r.RoundCeilingRatios = append(r.RoundCeilingRatios, fp.CPUCeilingPerSecond/mp.CPUCeilingPerSecond)
+		}
+	}
+	if len(r.RoundCeilingRatios) > 0 {
+		r.Ratios["framework/minimal (CPU ceiling)"] = median(r.RoundCeilingRatios)
 	}
 	if len(r.RoundRatios) > 1 {
 		r.Ratios["framework/minimal"] = median(r.RoundRatios)

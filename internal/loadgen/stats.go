@@ -88,6 +88,19 @@ type Phase struct {
 	// BoundRatio is SteadyPerSecond over the Little's-law bound (in-flight
 	// mode only).
 	BoundRatio float64 `json:"bound_ratio,omitempty"`
+	// TotalCPUMSPerInvocation is the CPU of everything an invocation used
+	// on this machine, per completed invocation: CPUMSPerInvocation plus
+	// the Redis and NATS servers' (set only when both servers' CPU was
+	// measured, or Redis's with the NATS server embedded in this process).
+	// CPUCeilingPerSecond is the rate the machine's cores could give at
+	// that cost, NumCPU × 1000 / TotalCPUMSPerInvocation: a phase running
+	// near it is bound by CPU, not by how many invocations it holds in
+	// flight. CeilingBoundRatio is that ceiling over the Little's-law bound
+	// (in-flight mode only): the most BoundRatio this machine allows the
+	// phase's code.
+	TotalCPUMSPerInvocation float64 `json:"total_cpu_ms_per_invocation,omitempty"`
+	CPUCeilingPerSecond     float64 `json:"cpu_ceiling_per_s,omitempty"`   // CPUCeilingPerSecond: see TotalCPUMSPerInvocation.
+	CeilingBoundRatio       float64 `json:"ceiling_bound_ratio,omitempty"` // CeilingBoundRatio: see TotalCPUMSPerInvocation.
 	// WorkerMaxInFlight is the highest sum of the workers' in-flight gauge
 	// sampled every 250 ms (in-flight mode only).
 	WorkerMaxInFlight int `json:"worker_max_in_flight,omitempty"`
