@@ -192,7 +192,7 @@ func runLine(ctx context.Context, c *client.Client, l Line, limiter *rate.Limite
 		}
 		return r
 	}
-	stored, err := c.Lookup(ctx, id)
+	stored, err := lookup(ctx, c, id, timeout)
 	switch {
 	case err == nil && stored.Status == envelope.StatusCompleted:
 		r.Outcome, r.Class = OutcomeSkipped, stored.ErrorClass
@@ -217,19 +217,12 @@ func runLine(ctx context.Context, c *client.Client, l Line, limiter *rate.Limite
 		return fail(err)
 	}
 	r.Submitted, r.Duplicate = true, rec.Duplicate
-	if rec.Duplicate && stored != nil {
-		// The server still has this request in its duplicate window and it
-		// already produced a result: that result is the outcome.
-		r.Outcome, r.Class = Outcome(stored.Status), stored.ErrorClass
-		return r
-	}
-	var after uint64
-	if stored != nil {
-		after = stored.Seq
-	}
+	// No result was stored when we looked: the next one is the outcome
+	// (also for a duplicate the server still had in its window: its
+	// result is still to come, or Await finds it stored).
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err := c.AwaitAfter(actx, id, after)
+	res, err := c.Await(actx, id)
 	if err != nil {
 		return fail(err)
 	}

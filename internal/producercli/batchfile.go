@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
@@ -86,13 +87,22 @@ func ParseBatch(r io.Reader) ([]Line, error) {
 }
 
 func parseLine(no int, raw []byte) Line {
+	if !utf8.Valid(raw) {
+		// encoding/json would read each bad byte as U+FFFD: another text
+		// (and user) than the file's, and two lines that differ only
+		// there would get one derived id. The worker refuses such
+		// requests too (envelope.DecodeRequest).
+		return Line{No: no, Err: &envelope.InvalidError{Reason: "the line is not valid UTF-8 (save the file as UTF-8)"}}
+	}
 	var bl batchLine
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&bl); err != nil {
 		return Line{No: no, Err: &envelope.InvalidError{Reason: "not a JSON request object: " + err.Error()}}
 	}
-	if dec.More() {
-		return Line{No: no, Err: &envelope.InvalidError{Reason: "more than one JSON value on the line"}}
+	// Only white space may follow the object (Decoder.More is false before
+	// a stray "}" or "]", as in a JSON array pasted one element per line).
+	if rest := bytes.TrimSpace(raw[dec.InputOffset():]); len(rest) > 0 {
+		return Line{No: no, Err: &envelope.InvalidError{Reason: "more than one JSON value on the line, or text after the request"}}
 	}
 	req := bl.Request
 	if req.Message == nil && bl.Text != "" {
@@ -125,7 +135,10 @@ func parseLine(no int, raw []byte) Line {
 // request with an empty invocation id, encoded by encoding/json: fixed field
 // order, sorted metadata keys). Equal requests get equal ids, whatever the
 // white space or key order of the line, and whether the text was given as
-// "text" or as a message.
+// "text" or as a message with role "user". A message without a role is
+// hashed as written, so its id differs from those: ids never change from
+// one version to the next, or a batch file run again after an upgrade
+// would run every such line a second time.
 func DeriveInvocationID(req *envelope.Request) (string, error) {
 	c := *req
 	c.InvocationID = ""

@@ -146,6 +146,19 @@ func (r *Request) Validate() error {
 	if r.Message.Role != "" && r.Message.Role != model.RoleUser {
 		return invalid("message role must be %q", model.RoleUser)
 	}
+	// A decoded request holds valid UTF-8 only (DecodeRequest refuses the
+	// rest); one built in Go may not, and its JSON would carry U+FFFD
+	// where the caller's bytes were: another text than was meant.
+	for _, p := range r.Message.Parts {
+		if !utf8.ValidString(p.Text) {
+			return invalid("message text is not valid UTF-8")
+		}
+	}
+	for k, v := range r.Metadata {
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return invalid("metadata is not valid UTF-8")
+		}
+	}
 	return nil
 }
 

@@ -1,0 +1,66 @@
+package producercli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentfleet/agentfleet/pkg/client"
+)
+
+// lookupTry bounds one result look-up of a batch line: a request lost in a
+// server restart is never answered (nats.go does not resend it), and
+// waiting for it would report a line that was never submitted as a timeout.
+const lookupTry = 2 * time.Second
+
+// ErrLookupUnanswered reports that a line's result look-up got no answer
+// within the line's timeout, try after try: the server was unreachable. The
+// line was not submitted.
+var ErrLookupUnanswered = errors.New("producer: the result look-up got no answer")
+
+// lookup is c.Lookup, each try bounded by lookupTry and tried again, with
+// backoff, while the server does not answer (a lost request, no JetStream
+// responders yet after a restart), for at most limit. Its error never
+// matches context.DeadlineExceeded unless ctx itself ended: a server that
+// does not answer is an error, not a result that did not come in time.
+func lookup(ctx context.Context, c *client.Client, id string, limit time.Duration) (*client.StoredResult, error) {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval, b.MaxInterval, b.MaxElapsedTime = 100*time.Millisecond, time.Second, 0
+	deadline := time.Now().Add(limit)
+	for {
+		lctx, cancel := context.WithTimeout(ctx, lookupTry)
+		stored, err := c.Lookup(lctx, id)
+		lost := err != nil && lctx.Err() != nil
+		cancel()
+		if ctx.Err() != nil {
+			return stored, err
+		}
+		if !lost && !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, nats.ErrConnectionClosed) {
+			return stored, err
+		}
+		wait := b.NextBackOff()
+		if time.Now().Add(wait).After(deadline) {
+			return nil, fmt.Errorf("%w (%v) within %v; the line was not submitted", ErrLookupUnanswered, unwrapDeadline(err), limit)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// unwrapDeadline describes err without letting it match
+// context.DeadlineExceeded (a try's own deadline is not the caller's).
+func unwrapDeadline(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "no answer within " + lookupTry.String()
+	}
+	return err.Error()
+}
