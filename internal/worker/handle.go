@@ -183,7 +183,11 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 			j.attemptsBase = rec.Attempts
 		}
 		if runs := rec.Attempts - j.attemptsBase; runs >= w.cfg.MaxDeliveries {
-			reason := fmt.Sprintf("started %d times (delivered %d), limit %d", runs, j.delivered, w.cfg.MaxDeliveries)
+			// No run recorded why it ended (a crash or kill cannot): the
+			// reason says what can end a run, and where to look.
+			reason := fmt.Sprintf("started %d times without finishing (delivered %d), limit %d: "+
+				"each run ended in a worker crash or kill, a shutdown, a lost session lock or a store failure; "+
+				"the workers' logs for this invocation id say which", runs, j.delivered, w.cfg.MaxDeliveries)
 			if rec.Error != "" {
 				reason += "; last error: " + rec.Error
 			}
