@@ -94,15 +94,9 @@ type CompletedTool struct {
 	Response map[string]any // Response is the recorded function response.
 }
 
-// Succeeded reports whether the tool's response is not an error map.
-func (t CompletedTool) Succeeded() bool {
-	s, ok := t.Response["status"].(string)
-	if ok {
-		return s == "ok"
-	}
-	_, hasReason := t.Response["reason"]
-	return !hasReason
-}
+// Succeeded reports whether the tool's response is not an error map
+// (tool.IsErrorMap: a numeric or null status is a failure too).
+func (t CompletedTool) Succeeded() bool { return !tool.IsErrorMap(t.Response) }
 
 // OutcomeUnknown reports whether the tool's response says it failed after
 // it may have acted (reason tool.ReasonOutcomeUnknown): neither done nor

@@ -119,7 +119,15 @@ var (
 	authValueRE = regexp.MustCompile(`(?i)(\b(?:proxy-)?authorization\s*[:=]\s*(?:(?:bearer|basic|token|digest)\s+)?|\bx-api-key\s*[:=]\s*|\bbearer\s+)[^\s"',;]+`)
 	// secretFieldRE: a key=value pair named for a secret ("api_key=…",
 	// "token=…", "client_secret=…", a signed URL's "signature=…").
-	secretFieldRE = regexp.MustCompile(`(?i)\b((?:api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key|(?:access|refresh|id|auth|session)[_-]?token|token|client[_-]?secret|secret|signature)\s*=\s*)(?:'[^']*'|"[^"]*"|[^\s&,;'"]+)`)
+	// A name may carry a prefix ("stripe_api_key", "db_password",
+	// "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY": "_" is a word character, so
+	// \b alone would not see the name).
+	secretFieldRE = regexp.MustCompile(`(?i)\b((?:[\w-]*[_-])?` + secretNames + `\s*=\s*)(?:'[^']*'|"[^"]*"|[^\s&,;'"]+)`)
+	// secretJSONRE: the same names as a quoted JSON key ("api_key":
+	// "…"), as an error quoting the body it failed on shows them.
+	secretJSONRE = regexp.MustCompile(`(?i)("(?:[\w-]*[_-])?` + secretNames + `"\s*:\s*)(?:"(?:[^"\\]|\\.)*"|[^\s,}\]]+)`)
+	// passwordColonRE: "password: …" (a YAML or log line's form).
+	passwordColonRE = regexp.MustCompile(`(?i)(\b(?:[\w-]*[_-])?(?:password|passwd)\s*:\s*)(?:'[^']*'|[^\s"',;]+)`)
 	// pathRE: a file path, Unix (two components or more, after a space,
 	// a quote, a bracket or the start), Windows with a drive letter, or
 	// UNC ("dial unix /var/run/redis/redis.sock", "open C:\data\x.db").
@@ -127,6 +135,10 @@ var (
 )
 
 const redacted = "[redacted]"
+
+// secretNames are the names of secrets in key=value pairs and JSON keys
+// (secretFieldRE, secretJSONRE).
+const secretNames = `(?:api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key|(?:access|refresh|id|auth|session)[_-]?token|token|client[_-]?secret|secret|signature|password|passwd|pwd)`
 
 // mayBeStack reports whether s holds a substring that every match of
 // stackFrameRE (case-sensitive) contains.
@@ -204,6 +216,14 @@ func redactOnce(s string) string {
 	if strings.Contains(s, "=") {
 		s = dsnFieldRE.ReplaceAllString(s, "${1}="+redacted)
 		s = secretFieldRE.ReplaceAllString(s, "${1}"+redacted)
+	}
+	if strings.Contains(s, ":") {
+		if strings.Contains(s, `"`) {
+			s = secretJSONRE.ReplaceAllString(s, `${1}"`+redacted+`"`)
+		}
+		if mayContainFold(s, "passw") {
+			s = passwordColonRE.ReplaceAllString(s, "${1}"+redacted)
+		}
 	}
 	if mayContainFold(s, "authorization", "bearer", "api-key") {
 		s = authValueRE.ReplaceAllString(s, "${1}"+redacted)

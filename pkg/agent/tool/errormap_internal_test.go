@@ -14,6 +14,8 @@ func sanitizeReference(s string) string {
 		s = urlRE.ReplaceAllString(s, redacted)
 		s = dsnFieldRE.ReplaceAllString(s, "${1}="+redacted)
 		s = secretFieldRE.ReplaceAllString(s, "${1}"+redacted)
+		s = secretJSONRE.ReplaceAllString(s, `${1}"`+redacted+`"`)
+		s = passwordColonRE.ReplaceAllString(s, "${1}"+redacted)
 		s = authValueRE.ReplaceAllString(s, "${1}"+redacted)
 		s = pathRE.ReplaceAllString(s, "${1}"+redacted)
 		s = ipv6RE.ReplaceAllString(s, redacted)
@@ -41,7 +43,7 @@ func FuzzSanitizeMatchesReference(f *testing.F) {
 		"dial tcp [::1]:1: connect: connection refused", "no route to host fd00:10:96::7", "std::string at 10:23:45",
 		"connect admin:hunter2@tcp(orders-db:3306)/orders", "host=orders-db user=admin password='a b'",
 		"dial unix /var/run/redis/redis.sock: refused", `open C:\data\x.db: denied`, `\\srv\share\f`, "A/B test",
-		"Authorization: Bearer sk_1", "PROXY-AUTHORIZATION=basic abc", "x-api-key: k1", "bearer\tabc", "api_key=k token='a b' client_secret=\"c\"",
+		"Authorization: Bearer sk_1", "PROXY-AUTHORIZATION=basic abc", "x-api-key: k1", "bearer\tabc", "api_key=k token='a b' client_secret=\"c\"", `{"api_key": "k\"1", "GITHUB_TOKEN":9}`, "db_password=x AWS_SECRET_ACCESS_KEY=y", "Password : 'p w'",
 		"dial tcp orders_db:5432: refused", "lookup my_app_redis_1: no such host", "db_1.svc is down",
 	} {
 		f.Add(s)

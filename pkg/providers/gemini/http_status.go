@@ -3,12 +3,16 @@ package gemini
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/genai"
 
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
+	"github.com/agentfleet/agentfleet/pkg/retry"
 )
 
 // The genai SDK builds its APIError from the response body; a body without
@@ -22,8 +26,17 @@ import (
 // statusKey is the context key of a call's *statusRecord.
 type statusKey struct{}
 
-// statusRecord holds the HTTP status of the last response of one call.
-type statusRecord struct{ code atomic.Int32 }
+// statusRecord holds what the last response of one call said beyond its
+// body's JSON: the HTTP status, the Retry-After hint (the SDK's APIError
+// carries no headers: a proxy's 429 with Retry-After and no RetryInfo
+// lost its hint) and the first error reading the body (the SDK reads a
+// stream cut inside an event as a JSON error, hiding the broken
+// connection: UNKNOWN instead of TRANSPORT).
+type statusRecord struct {
+	code       atomic.Int32
+	retryAfter atomic.Int64 // nanoseconds; 0: none
+	readErr    atomic.Pointer[error]
+}
 
 // statusTransport records the status of every response into the request
 // context's statusRecord, if any.
@@ -35,9 +48,30 @@ func (t statusTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if resp != nil {
 		if rec, ok := r.Context().Value(statusKey{}).(*statusRecord); ok {
 			rec.code.Store(int32(resp.StatusCode))
+			d, _ := retry.HeaderHint(resp.Header, time.Now())
+			rec.retryAfter.Store(int64(d))
+			rec.readErr.Store(nil)
+			if resp.Body != nil {
+				resp.Body = &recordingBody{ReadCloser: resp.Body, rec: rec}
+			}
 		}
 	}
 	return resp, err
+}
+
+// recordingBody records the first read error other than io.EOF.
+type recordingBody struct {
+	io.ReadCloser
+	rec *statusRecord
+}
+
+// Read implements io.Reader.
+func (b *recordingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		b.rec.readErr.CompareAndSwap(nil, &err)
+	}
+	return n, err
 }
 
 // withStatusTransport returns a copy of c (a new client when nil) whose
@@ -62,31 +96,53 @@ func recordStatus(ctx context.Context) (context.Context, *statusRecord) {
 	return context.WithValue(ctx, statusKey{}, rec), rec
 }
 
-// withHTTPStatus returns err unchanged unless it holds a genai.APIError
-// whose code is not an HTTP error status (none, or a stray number in the
-// body) while the response had an error status: then a
-// *model.ProviderError with that status wraps it, which the taxonomy
-// classifies (the APIError stays reachable with errors.As).
+// withHTTPStatus adds to err what the SDK's error leaves out: the body's
+// read error when the response broke off (wrapped, so the taxonomy sees
+// the transport failure), and, for an error response, a
+// *model.ProviderError with the HTTP status when the genai.APIError's code
+// is not an error status (none, or a stray number in the body), and with
+// the Retry-After hint when the server sent one. The APIError stays
+// reachable with errors.As.
 func withHTTPStatus(err error, rec *statusRecord) error {
+	if err == nil {
+		return nil
+	}
+	if re := rec.readErr.Load(); re != nil && !errors.Is(err, *re) {
+		// The body broke off: that is the failure (a transport one), not
+		// the half event the SDK could not decode.
+		err = fmt.Errorf("%w (reading the response: %w)", err, *re)
+	}
 	status := int(rec.code.Load())
-	if err == nil || status < 400 {
+	if status < 400 {
 		return err
 	}
+	hint := time.Duration(rec.retryAfter.Load())
+	coded := false // an APIError with an HTTP error code, which the taxonomy classifies
 	var gv genai.APIError
 	var gp *genai.APIError
 	switch {
 	case errors.As(err, &gv):
-		if errorStatus(gv.Code) {
-			return err
-		}
+		coded = errorStatus(gv.Code)
 	case errors.As(err, &gp) && gp != nil:
-		if errorStatus(gp.Code) {
+		coded = errorStatus(gp.Code)
+	default:
+		if hint <= 0 {
 			return err
 		}
-	default:
+		coded = true // not an APIError: only the hint is added
+	}
+	if coded && hint <= 0 {
 		return err
 	}
-	return &model.ProviderError{Provider: "gemini", StatusCode: status, Status: http.StatusText(status), Err: err}
+	// One ProviderError: the status the taxonomy could not read (the
+	// classifier reads an APIError in the chain first, so a coded one
+	// still decides), and the server's Retry-After for the retry
+	// decorator (retry.ServerHint).
+	pe := &model.ProviderError{Provider: "gemini", StatusCode: status, Status: http.StatusText(status), RetryAfter: hint, Err: err}
+	if hint > 0 {
+		pe.Message = err.Error()
+	}
+	return pe
 }
 
 // errorStatus reports whether code is an HTTP error status (400-599), as

@@ -57,10 +57,17 @@ func TestTaxonomyThrown(t *testing.T) {
 			return newFake(t, sseHandler(chunk(`{"content": "half"}`, "null"), "[DONE]"))
 		}, taxonomy.Transport},
 		// A mid-stream error event has no HTTP status (the stream answered
-		// 200) and OpenAI's codes there are free-form: UNKNOWN, by design
-		// never retried (partial output was already shown).
+		// 200); a known type or code is the stream form of that status
+		// (server_error a 500: SERVER, still never retried after the
+		// partial output), a free-form one is UNKNOWN.
 		{"error event mid-stream", func(t *testing.T) *fakeOpenAI {
 			return newFake(t, sseHandler(chunk(`{"content": "x"}`, "null"), `{"error": {"message": "boom", "type": "server_error", "code": "server_error"}}`))
+		}, taxonomy.Server},
+		{"rate limit event mid-stream", func(t *testing.T) *fakeOpenAI {
+			return newFake(t, sseHandler(chunk(`{"content": "x"}`, "null"), `{"error": {"message": "slow down", "type": "requests", "code": "rate_limit_exceeded"}}`))
+		}, taxonomy.RateLimited},
+		{"free-form error event mid-stream", func(t *testing.T) *fakeOpenAI {
+			return newFake(t, sseHandler(chunk(`{"content": "x"}`, "null"), `{"error": {"message": "boom", "type": "weird_error"}}`))
 		}, taxonomy.Unknown},
 	}
 	for _, tc := range other {

@@ -364,9 +364,29 @@ func wrapError(name string, err error, httpResp *http.Response) error {
 			pe.Message = msg
 		}
 		pe.QuotaExhausted = pe.Code == "insufficient_quota"
+		// The event is the stream form of an HTTP error: its type or
+		// code names the status the same failure gets before a stream
+		// (found in review, seventeenth session: a server_error event was
+		// UNKNOWN, never retried).
+		pe.StatusCode = streamErrorStatus(pe.Status, pe.Code)
 		return fmt.Errorf("openai: stream (model %s): %w", name, pe)
 	}
 	return fmt.Errorf("openai: chat completion (model %s): %w", name, err)
+}
+
+// streamErrorStatus is the HTTP status of an error event's type or code
+// (0: unknown, left to the rest of the error chain).
+func streamErrorStatus(typ, code string) int {
+	switch {
+	case typ == "server_error" || code == "server_error":
+		return http.StatusInternalServerError
+	case code == "insufficient_quota" || code == "rate_limit_exceeded" ||
+		typ == "rate_limit_exceeded" || typ == "requests" || typ == "tokens" || typ == "insufficient_quota":
+		return http.StatusTooManyRequests
+	case typ == "invalid_request_error":
+		return http.StatusBadRequest
+	}
+	return 0
 }
 
 // ToParams maps a model request to chat completion parameters for model
