@@ -87,12 +87,14 @@ func runDrain(ctx context.Context, c *cmdCtx, pos []string) error {
 	for ctx.Err() == nil {
 		wait := c.cfg.Drain.Interval
 		counts, err := drainPass(ctx, c, f, sel, m, rateV, conc)
-		if err == nil && counts.DeadLettered > 0 && counts.Completed == 0 {
+		if ctx.Err() == nil && counts.DeadLettered > 0 && counts.Completed == 0 {
 			// Every result of the pass came back dead-lettered again: the
 			// cause is not fixed. A pass too small for the auto-halt
 			// (halt_min_results), or a class no cooldown covers (a spent
 			// QUOTA_EXHAUSTED), would otherwise be replayed every interval
-			// until max_replays parks it within a minute.
+			// until max_replays parks it within a minute. Also when the
+			// pass had an error besides (one entry's publish or delete):
+			// the results that came back still say the cause stands.
 			c.log.Warn().Int("dead_lettered_again", counts.DeadLettered).Dur("backoff", c.cfg.Drain.HaltBackoff).
 				Msg("no replay of this pass completed; backing off as after a halt")
 			wait = c.cfg.Drain.HaltBackoff

@@ -34,7 +34,11 @@ func runPark(ctx context.Context, c *cmdCtx, pos []string) error {
 		return err
 	}
 	defer f.Close()
-	plan, err := byFilter(ctx, f, filter, ActionPark, "parked by hand (dlq-replayer park)", c.opts.max)
+	why := "parked by hand (dlq-replayer park)"
+	if c.opts.dryRun {
+		why = "would be parked by hand" // nothing is parked: the table must not say otherwise
+	}
+	plan, err := byFilter(ctx, f, filter, ActionPark, why, c.opts.max)
 	if err != nil {
 		return err
 	}

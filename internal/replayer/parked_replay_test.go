@@ -1,6 +1,7 @@
 package replayer
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -62,4 +63,11 @@ func TestReplayParkedWithNothingParked(t *testing.T) {
 	x := newFx(t, false)
 	out := x.run(ctxT(t), nil, "replay", "--parked", "--yes").must(t, ExitOK, "nothing parked")
 	contains(t, out.stderr, "nothing is parked")
+	// Regression (found in review, seventeenth session): with --json a
+	// script gets the summary JSON of an empty run, not an empty stdout.
+	js := x.run(ctxT(t), nil, "replay", "--parked", "--yes", "--json").must(t, ExitOK, "nothing parked, --json")
+	var sum map[string]any
+	if err := json.Unmarshal([]byte(js.stdout), &sum); err != nil {
+		t.Fatalf("replay --parked --json with no parked stream printed no JSON (%v):\n%q", err, js.stdout)
+	}
 }

@@ -16,6 +16,7 @@ func purgeFlags(fs *flag.FlagSet, o *cmdOpts) {
 	fs.IntVar(&o.max, "max", 0, "purge at most this many entries (0: all)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print what would be deleted; change nothing")
 	fs.BoolVar(&o.yes, "yes", false, "delete without asking (required when stdin is not a terminal)")
+	fs.BoolVar(&o.all, "all", false, "purge every entry (instead of a filter)")
 }
 
 // runPurge deletes the selected entries. It always asks for confirmation
@@ -30,6 +31,15 @@ func runPurge(ctx context.Context, c *cmdCtx, pos []string) error {
 	filter, err := c.opts.filter(c.env.Now())
 	if err != nil {
 		return err
+	}
+	// Deleting for good needs the selection said out loud: "purge --yes"
+	// alone (a half-typed command at 3 a.m.) would delete the whole DLQ,
+	// replayable work included.
+	switch {
+	case filter == filterZero && !c.opts.all:
+		return usagef("purge needs a filter (--class, --agent, --since, --until or --invocation), or --all to delete every entry")
+	case filter != filterZero && c.opts.all:
+		return usagef("--all selects every entry: give it without a filter")
 	}
 	f, err := OpenFleet(ctx, c.cfg, false, c.log)
 	if err != nil {
@@ -53,6 +63,9 @@ func runPurge(ctx context.Context, c *cmdCtx, pos []string) error {
 		return nil
 	}
 	if len(plan) == 0 {
+		if c.opts.asJSON {
+			return writeJSON(c.env.Stdout, map[string]int{"purged": 0, "already_gone": 0})
+		}
 		fmt.Fprintln(c.env.Stdout, "purged 0 entries")
 		return nil
 	}

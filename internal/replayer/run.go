@@ -35,6 +35,7 @@ type cmdOpts struct {
 	force       bool
 	wait        bool
 	parked      bool
+	all         bool
 	metricsAddr string
 }
 
