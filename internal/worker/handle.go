@@ -60,14 +60,45 @@ type job struct {
 
 // handleSafely handles one message; a panic anywhere in it is logged and
 // the message is put back, never lost and never crashing the worker.
+//
+// A message the worker panics on again and again (a poison message: a bug
+// its bytes trigger before the run limit can count a run) is not put back
+// for ever: from its MaxDeliveries-th delivery on, a panic dead-letters it
+// (UNKNOWN, with the request, for a person to replay after the fix) and
+// terminates it.
 func (w *Worker) handleSafely(ctx context.Context, msg jetstream.Msg) {
 	defer func() {
 		if p := recover(); p != nil {
 			w.log.Error().Interface("panic", p).Bytes("stack", debug.Stack()).Msg("panic while handling a message; Nak with delay")
-			_ = msg.NakWithDelay(w.cfg.InfraBackoffMax)
+			w.afterPanic(ctx, msg, p)
 		}
 	}()
 	w.handle(ctx, msg)
+}
+
+// afterPanic puts a message the worker panicked on back, or dead-letters it
+// from its MaxDeliveries-th delivery on (see handleSafely). A failure or a
+// panic of its own puts the message back.
+func (w *Worker) afterPanic(ctx context.Context, msg jetstream.Msg, p any) {
+	defer func() {
+		if q := recover(); q != nil {
+			w.log.Error().Interface("panic", q).Msg("panic while dead-lettering a message the worker panicked on; Nak with delay")
+			_ = msg.NakWithDelay(w.cfg.InfraBackoffMax)
+		}
+	}()
+	meta, err := msg.Metadata()
+	if err != nil || int(meta.NumDelivered) < w.cfg.MaxDeliveries {
+		_ = msg.NakWithDelay(w.cfg.InfraBackoffMax)
+		return
+	}
+	j := &job{msg: msg, started: time.Now(), log: w.log, meta: meta, delivered: int(meta.NumDelivered)}
+	j.replay, j.firstFail = replayHeaders(msg.Headers())
+	// The panic value is a bug's text: sanitised (no host, path or
+	// secret), never the stack (that went to the log line above).
+	reason := fmt.Sprintf("the worker panicked handling this message on delivery %d (limit %d): %s; "+
+		"a bug: the workers' logs hold the stack; replay after the fix", j.delivered, w.cfg.MaxDeliveries,
+		tool.SanitizeString(fmt.Sprint(p)))
+	w.deadLetterRaw(ctx, j, taxonomy.Unknown, reason)
 }
 
 func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {

@@ -162,6 +162,14 @@ func (w *Worker) deadLetter(ctx context.Context, j *job, runner *agent.Runner, o
 // badInput dead-letters a request that can never run (BAD_INPUT) and
 // terminates the message.
 func (w *Worker) badInput(ctx context.Context, j *job, reason string) {
+	w.deadLetterRaw(ctx, j, taxonomy.BadInput, reason)
+}
+
+// deadLetterRaw dead-letters the message's bytes as they came, with the ids
+// it can read from them, publishes a failed result when it has an
+// invocation id, and terminates the message: for a request that never
+// reached a run (BAD_INPUT) or one the worker panicked on.
+func (w *Worker) deadLetterRaw(ctx context.Context, j *job, class taxonomy.Class, reason string) {
 	id, agentName := peekIDs(j.msg.Data())
 	invocationID := id
 	if invocationID == "" {
@@ -173,25 +181,33 @@ func (w *Worker) badInput(ctx context.Context, j *job, reason string) {
 		first = j.firstFail // a replayed entry keeps its first failure
 	}
 	e := &dlq.Entry{
-		InvocationID: invocationID, Agent: dlq.AgentToken(agentName), Class: string(taxonomy.BadInput), Reason: reason,
+		InvocationID: invocationID, Agent: dlq.AgentToken(agentName), Class: string(class), Reason: reason,
 		DeliveryCount: uint64(j.delivered), ReplayCount: j.replay, FirstFailedAt: first, FailedAt: now,
 		Worker: w.cfg.Name, SourceSeq: j.meta.Sequence.Stream,
 	}
 	e.SetRequest(j.msg.Data())
 	if _, err := w.deps.DLQ.Publish(ctx, e); err != nil {
-		w.nakInfra(j, "publish dead letter (bad input)", err)
+		w.nakInfra(j, "publish dead letter ("+string(class)+")", err)
 		return
 	}
-	w.deps.Metrics.deadLetter(string(taxonomy.BadInput), e.Agent)
-	w.log.Warn().Str("invocation_id", invocationID).Str("reason", reason).Msg("bad input dead-lettered and terminated")
+	w.deps.Metrics.deadLetter(string(class), e.Agent)
+	w.log.Warn().Str("invocation_id", invocationID).Str("class", string(class)).Str("reason", reason).Msg("dead-lettered as received and terminated")
 	if id != "" {
 		res := &envelope.Result{V: envelope.Version, InvocationID: id, Status: envelope.StatusFailed,
-			ErrorClass: string(taxonomy.BadInput), UserMessage: "The request was rejected: " + reason, Attempts: j.delivered}
+			ErrorClass: string(class), UserMessage: "The request was rejected: " + reason, Attempts: j.delivered}
+		if class != taxonomy.BadInput {
+			// Not the request's fault: it waits in the DLQ for a replay.
+			res.Status, res.UserMessage = envelope.StatusDeadLettered, MsgFailed
+		}
 		if err := w.publishResult(ctx, res, -1); err != nil {
-			w.log.Warn().Err(err).Msg("publish bad-input result")
+			w.log.Warn().Err(err).Msg("publish the dead letter's result")
 		}
 	}
-	w.deps.Metrics.message(e.Agent, "bad_input")
+	action := "bad_input"
+	if class != taxonomy.BadInput {
+		action = "dead_lettered"
+	}
+	w.deps.Metrics.message(e.Agent, action)
 	if err := j.msg.Term(); err != nil {
 		w.log.Warn().Err(err).Msg("term")
 	}
