@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agentfleet/agentfleet/internal/support"
@@ -147,8 +149,19 @@ func (h *Harness) check(ctx context.Context, cl *client.Client, t *tracker, rep 
 		// from the class, not from the Retryable flag the worker under test
 		// wrote (a flag that disagrees with its class is a violation of its
 		// own). After a replay the invocation must have completed.
-		transient := false
+		//
+		// A last result that told the producer "queued" (dead_lettered
+		// with a class the taxonomy replays) makes the invocation
+		// transient too, whatever its entries say: an entry of another
+		// class would otherwise leave it queued for ever with the
+		// invariant holding vacuously.
+		transient := r.Status == envelope.StatusDeadLettered && taxonomy.PolicyFor(taxonomy.Class(r.ErrorClass)).AutoReplay
+		seenSeq := map[uint64]bool{} // an entry still there after the replay is in both lists
 		for _, it := range append(append([]*dlq.Item(nil), rep.beforeReplay[id]...), all[id]...) {
+			if seenSeq[it.Seq] {
+				continue
+			}
+			seenSeq[it.Seq] = true
 			auto := taxonomy.PolicyFor(taxonomy.Class(it.Entry.Class)).AutoReplay
 			transient = transient || auto || it.Entry.Retryable
 			if auto != it.Entry.Retryable {
@@ -235,5 +248,24 @@ func (h *Harness) check(ctx context.Context, cl *client.Client, t *tracker, rep 
 		rep.Contradictions.add(c)
 	}
 	rep.LiveResults = t.live
+
+	// Results under ids the run never submitted: the run's NATS is its
+	// own, so a worker made them up (an id lost or mangled on the way).
+	rs, err := h.js.Stream(ctx, client.DefaultResultsStream)
+	if err != nil {
+		return fmt.Errorf("chaos: results stream: %w", err)
+	}
+	info, err := rs.Info(ctx, jetstream.WithSubjectFilter(envelope.ResultSubject(envelope.DefaultResultPrefix, "*")))
+	if err != nil {
+		return fmt.Errorf("chaos: results stream subjects: %w", err)
+	}
+	prefix := envelope.ResultSubject(envelope.DefaultResultPrefix, "")
+	for subj, n := range info.State.Subjects {
+		if id := strings.TrimPrefix(subj, prefix); id != subj {
+			if _, ok := inRun[id]; !ok {
+				rep.ForeignResults.add(fmt.Sprintf("%s (%d results)", id, n))
+			}
+		}
+	}
 	return nil
 }

@@ -360,11 +360,17 @@ func (h *Harness) checkWorkers() []string {
 		h.workersMu.Lock()
 		p := h.workers[i]
 		h.workersMu.Unlock()
-		if p != nil && p.Exited() && p.State() != nil && !p.State().Success() {
-			if ws, ok := p.State().Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				continue // ours
+		// Any exit the harness did not ask for is a finding, whatever its
+		// status: a clean exit 0 (a run loop that gave up) shrinks the
+		// fleet as surely as a crash, and a signal the harness never sent
+		// (the OOM killer's, a fatal runtime error's SIGABRT) is not one of
+		// its kills.
+		if p != nil && p.Exited() && !p.Stopped() {
+			status := "exit status 0"
+			if err := p.Err(); err != nil {
+				status = err.Error()
 			}
-			notes = append(notes, fmt.Sprintf("worker %d exited by itself (%v, log %s)", i+1, p.Err(), p.LogPath))
+			notes = append(notes, fmt.Sprintf("worker %d exited by itself (%s, log %s)", i+1, status, p.LogPath))
 			if _, err := h.startWorker(i); err != nil {
 				notes = append(notes, err.Error())
 			}

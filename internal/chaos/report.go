@@ -89,6 +89,9 @@ type Report struct {
 	BadRefunds            idList // BadRefunds are refund records that could not be decoded.
 	RetryableMismatch     idList // RetryableMismatch are DLQ entries whose Retryable flag disagrees with their class's policy.
 	WorkerCrashes         idList // WorkerCrashes are worker processes that exited by themselves (not by the harness's signals).
+	// ForeignResults are invocation ids the run never submitted with a
+	// result on the run's own results stream.
+	ForeignResults idList
 
 	// Phase ends and total, since the chaos clock started.
 	ResultsPhase, ReplayPhase, Elapsed time.Duration
@@ -119,8 +122,12 @@ func (r *Report) Violations() []string {
 	add("undecodable refund record", r.BadRefunds)
 	add("DLQ entry's retryable flag disagrees with its class", r.RetryableMismatch)
 	add("worker exited by itself", r.WorkerCrashes)
+	add("results under an invocation id the run never submitted (the run's NATS is its own)", r.ForeignResults)
 	if r.ForeignRefunds > 0 {
 		out = append(out, fmt.Sprintf("refund records under an invocation id the run never submitted: %d (the run's Redis is its own)", r.ForeignRefunds))
+	}
+	if r.DLQForeign > 0 {
+		out = append(out, fmt.Sprintf("DLQ entries under an invocation id the run never submitted: %d (the run's NATS is its own)", r.DLQForeign))
 	}
 	if r.ReplayMode == "dlq-replayer replay" && r.ReplayerExit != 0 {
 		out = append(out, fmt.Sprintf("dlq-replayer exited with %d", r.ReplayerExit))
@@ -189,6 +196,8 @@ func (r *Report) Print(w io.Writer) {
 	}
 	fmt.Fprintf(tw, "refund records / distinct (invocation, order)\t%d / %d\t%s\n", r.Refunds, r.RefundPairs, verdict(r.Duplicates.N == 0))
 	row("refund records under ids the run never submitted", r.ForeignRefunds)
+	row("results under ids the run never submitted", r.ForeignResults.N)
+	row("DLQ entries under ids the run never submitted", r.DLQForeign)
 	row("DLQ entries whose retryable flag disagrees with their class", r.RetryableMismatch.N)
 	row("workers that exited by themselves", r.WorkerCrashes.N)
 	fmt.Fprintf(tw, "repeats past the idempotency wrapper, stopped by the orders service's key\t%d\t-\n", r.RefundRepeats)

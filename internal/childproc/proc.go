@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -18,6 +19,7 @@ type Proc struct {
 	cmd     *exec.Cmd
 	done    chan struct{}
 	err     error // set before done is closed
+	stopped atomic.Bool
 }
 
 // Set tracks children so that KillAll can stop whatever still runs. The
@@ -98,12 +100,17 @@ func (p *Proc) State() *os.ProcessState {
 	return p.cmd.ProcessState
 }
 
+// Stopped reports whether Stop was called on a child that was still
+// running: its exit, whatever its status, was asked for.
+func (p *Proc) Stopped() bool { return p.stopped.Load() }
+
 // Stop sends sig and waits up to grace for the exit, then SIGKILLs and
 // waits. It does nothing to a child that has exited.
 func (p *Proc) Stop(sig syscall.Signal, grace time.Duration) {
 	if p.Exited() {
 		return
 	}
+	p.stopped.Store(true)
 	_ = p.cmd.Process.Signal(sig)
 	if sig != syscall.SIGKILL {
 		t := time.NewTimer(grace)
