@@ -14,7 +14,7 @@ import (
 func TestCPUCeiling(t *testing.T) {
 	fw := &Phase{Name: "framework", SteadyPerSecond: 2000, TotalCPUMSPerInvocation: 0.8}
 	mn := &Phase{Name: "minimal", SteadyPerSecond: 2500, TotalCPUMSPerInvocation: 0.5}
-	bare := &Phase{Name: "bare", SteadyPerSecond: 9000}
+	bare := &Phase{Name: "bare", SteadyPerSecond: 9000, CPUMSPerInvocation: 0.1} // no server CPU measured: no total
 	r := &Report{NumCPU: 2, Workers: 1, Concurrency: 4000, LatencyMS: 200, Phases: []*Phase{bare, mn, fw}}
 	r.finish(4000, 200*time.Millisecond)
 
@@ -65,5 +65,27 @@ func TestCeilingRatioByRound(t *testing.T) {
 	}
 	if got := r.Ratios["framework/minimal (CPU ceiling)"]; math.Abs(got-0.8) > 1e-9 {
 		t.Errorf("median ceiling ratio %v, want 0.8", got)
+	}
+}
+
+// TestTotalCPUNeedsEveryProcess: the total is the sum of the three
+// processes' CPU, and none when Redis's or an external NATS server's was
+// not measured (a ceiling from part of the work would be too high).
+func TestTotalCPUNeedsEveryProcess(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		p        Phase
+		embedded bool
+		want     float64
+	}{
+		{"all three", Phase{CPUMSPerInvocation: 0.5, RedisCPUMSPerInvocation: 0.2, NATSCPUMSPerInvocation: 0.3}, false, 1.0},
+		{"embedded NATS is this process's", Phase{CPUMSPerInvocation: 0.5, RedisCPUMSPerInvocation: 0.2}, true, 0.7},
+		{"external NATS not measured", Phase{CPUMSPerInvocation: 0.5, RedisCPUMSPerInvocation: 0.2}, false, 0},
+		{"Redis not measured", Phase{CPUMSPerInvocation: 0.5, NATSCPUMSPerInvocation: 0.3}, false, 0},
+		{"nothing", Phase{}, true, 0},
+	} {
+		if got := totalCPU(&tc.p, tc.embedded); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s: totalCPU = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -79,9 +79,7 @@ func (m *cpuMeter) finish(ctx context.Context, p *Phase) {
 	if m.natsPID > 0 {
 		p.NATSCPUMSPerInvocation = per(procCPU(m.natsPID) - m.natsT)
 	}
-	if p.CPUMSPerInvocation > 0 && p.RedisCPUMSPerInvocation > 0 && (p.NATSCPUMSPerInvocation > 0 || m.embedded) {
-		p.TotalCPUMSPerInvocation = p.CPUMSPerInvocation + p.RedisCPUMSPerInvocation + p.NATSCPUMSPerInvocation
-	}
+	p.TotalCPUMSPerInvocation = totalCPU(p, m.embedded)
 }
 
 // childrenCPU is the worker processes' CPU so far (0 without them).
@@ -208,4 +206,14 @@ func procCPU(pid int) time.Duration {
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+// totalCPU is p's CPU per invocation in all three processes (this one,
+// Redis, NATS), or 0 when one of them was not measured: NATS's counts as
+// measured when the server runs in this process (natsEmbedded).
+func totalCPU(p *Phase, natsEmbedded bool) float64 {
+	if p.CPUMSPerInvocation <= 0 || p.RedisCPUMSPerInvocation <= 0 || (p.NATSCPUMSPerInvocation <= 0 && !natsEmbedded) {
+		return 0
+	}
+	return p.CPUMSPerInvocation + p.RedisCPUMSPerInvocation + p.NATSCPUMSPerInvocation
 }

@@ -39,12 +39,18 @@ func lookup(ctx context.Context, c *client.Client, id string, limit time.Duratio
 		if ctx.Err() != nil {
 			return stored, err
 		}
-		if !lost && !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, nats.ErrConnectionClosed) {
+		// Tried again: a request lost in a restart, and no JetStream
+		// responders yet. Not a closed connection: it never comes back.
+		if !lost && !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, nats.ErrTimeout) {
 			return stored, err
 		}
 		wait := b.NextBackOff()
 		if time.Now().Add(wait).After(deadline) {
-			return nil, fmt.Errorf("%w (%v) within %v; the line was not submitted", ErrLookupUnanswered, unwrapDeadline(err), limit)
+			if lost || errors.Is(err, context.DeadlineExceeded) {
+				// A try's own deadline is not the caller's: said in words.
+				return nil, fmt.Errorf("%w (%s) within %v; the line was not submitted", ErrLookupUnanswered, unwrapDeadline(err), limit)
+			}
+			return nil, fmt.Errorf("%w within %v; the line was not submitted: %w", ErrLookupUnanswered, limit, err)
 		}
 		t := time.NewTimer(wait)
 		select {

@@ -42,6 +42,9 @@ func TestPurgeNeedsAFilterOrAll(t *testing.T) {
 	if n := len(x.dlqIDs()); n != 2 {
 		t.Fatalf("purge --yes without a filter deleted entries: %d left, want 2", n)
 	}
+	// A dry run of everything changes nothing: no filter needed.
+	prev := x.run(ctx, nil, "purge", "--dry-run").must(t, ExitOK, "purge --dry-run without a filter")
+	contains(t, prev.stdout, "would delete 2 entries")
 	x.run(ctx, nil, "purge", "--all", "--class", "SERVER", "--yes").must(t, ExitUsage, "--all with a filter")
 	if n := len(x.dlqIDs()); n != 2 {
 		t.Fatalf("purge --all --class deleted entries: %d left, want 2", n)

@@ -36,7 +36,7 @@ func runPurge(ctx context.Context, c *cmdCtx, pos []string) error {
 	// alone (a half-typed command at 3 a.m.) would delete the whole DLQ,
 	// replayable work included.
 	switch {
-	case filter == filterZero && !c.opts.all:
+	case filter == filterZero && !c.opts.all && !c.opts.dryRun: // a dry run of everything changes nothing
 		return usagef("purge needs a filter (--class, --agent, --since, --until or --invocation), or --all to delete every entry")
 	case filter != filterZero && c.opts.all:
 		return usagef("--all selects every entry: give it without a filter")

@@ -80,26 +80,23 @@ func runReplay(ctx context.Context, c *cmdCtx, pos []string) error {
 	}
 	sel.RecordsSince = recordsSince(c.env.Now(), retention)
 	src := f // where the entries come from, and are removed from once replayed
-	noneParked := false
 	if o.parked {
 		ok, err := f.Parked.Exists(ctx)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			// An empty plan: the output (--json included) is that of a
-			// parked stream with nothing in it.
+			// Nothing to do: the output (--json included) is that of an
+			// empty run.
 			fmt.Fprintf(c.env.Stderr, "nothing is parked (no stream %s)\n", c.cfg.Replay.ParkedStream)
-			noneParked = true
-		} else {
-			src = f.Parked.view(f)
+			NewSummary().Write(c.env.Stdout, o.asJSON)
+			return nil
 		}
+		src = f.Parked.view(f)
 	}
-	var plan []Planned
-	if !noneParked {
-		if plan, err = Plan(ctx, src, sel); err != nil {
-			return err
-		}
+	plan, err := Plan(ctx, src, sel)
+	if err != nil {
+		return err
 	}
 	n := tally(plan)
 	if o.dryRun {

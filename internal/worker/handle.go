@@ -216,12 +216,14 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		if runs := rec.Attempts - j.attemptsBase; runs >= w.cfg.MaxDeliveries {
 			// No run recorded why it ended (a crash or kill cannot): the
 			// reason says what can end a run, and where to look.
-			reason := fmt.Sprintf("started %d times without finishing (delivered %d), limit %d: "+
-				"each run ended in a worker crash or kill, a shutdown, a lost session lock or a store failure; "+
-				"the workers' logs for this invocation id say which", runs, j.delivered, w.cfg.MaxDeliveries)
+			// The reason is capped (MaxErrorStringLen): the counts, the
+			// last error if a run recorded one, then what cuts a run short
+			// (the runbook says more).
+			reason := fmt.Sprintf("started %d times without finishing (delivered %d), limit %d", runs, j.delivered, w.cfg.MaxDeliveries)
 			if rec.Error != "" {
 				reason += "; last error: " + rec.Error
 			}
+			reason += "; runs cut short (crash, kill, shutdown, lost lock or store failure): see the workers' logs"
 			w.deadLetter(ctx, j, runner, nil, taxonomy.Unknown, reason)
 			return
 		}

@@ -255,7 +255,7 @@ func TestDeliveryLimitDeadLetters(t *testing.T) {
 	if res.Status != envelope.StatusDeadLettered || res.Attempts != 3 {
 		t.Fatalf("result = %+v", res)
 	}
-	if en := e.dlqEntries(); len(en) != 1 || !strings.Contains(en[0].Reason, "limit 2") || !strings.Contains(en[0].Reason, "without finishing") || !strings.Contains(en[0].Reason, "logs for this invocation id") {
+	if en := e.dlqEntries(); len(en) != 1 || !strings.Contains(en[0].Reason, "limit 2") || !strings.Contains(en[0].Reason, "without finishing") || !strings.Contains(en[0].Reason, "see the workers' logs") {
 		t.Fatalf("dlq = %+v", en)
 	}
 	eventually(t, "acked", func() bool { return e.pending() == 0 })

@@ -125,9 +125,13 @@ var (
 	secretFieldRE = regexp.MustCompile(`(?i)\b((?:[\w-]*[_-])?` + secretNames + `\s*=\s*)(?:'[^']*'|"[^"]*"|[^\s&,;'"]+)`)
 	// secretJSONRE: the same names as a quoted JSON key ("api_key":
 	// "…"), as an error quoting the body it failed on shows them.
-	secretJSONRE = regexp.MustCompile(`(?i)("(?:[\w-]*[_-])?` + secretNames + `"\s*:\s*)(?:"(?:[^"\\]|\\.)*"|[^\s,}\]]+)`)
-	// passwordColonRE: "password: …" (a YAML or log line's form).
-	passwordColonRE = regexp.MustCompile(`(?i)(\b(?:[\w-]*[_-])?(?:password|passwd)\s*:\s*)(?:'[^']*'|[^\s"',;]+)`)
+	secretJSONRE = regexp.MustCompile(`(?i)("(?:[\w-]*[_-])?` + secretNames + `"\s*:\s*)(?:"(?:[^"\\]|\\.)*"|-?\d[\w.+-]*)`)
+	// passwordColonRE: "password: …" (a YAML or log line's form): a
+	// quoted value, or a single bare word that ends the text or a field
+	// ("password: hunter2", "password: hunter2, retry"), not the first
+	// word of a sentence ("password: must be at least 8 characters").
+	// ${2} is what followed a bare value.
+	passwordColonRE = regexp.MustCompile(`(?i)(\b(?:[\w-]*[_-])?(?:password|passwd)\s*:\s*)(?:'[^']*'|"(?:[^"\\]|\\.)*"|[^\s"',;]+(\s*(?:$|[,;)\]}])))`)
 	// pathRE: a file path, Unix (two components or more, after a space,
 	// a quote, a bracket or the start), Windows with a drive letter, or
 	// UNC ("dial unix /var/run/redis/redis.sock", "open C:\data\x.db").
@@ -222,7 +226,7 @@ func redactOnce(s string) string {
 			s = secretJSONRE.ReplaceAllString(s, `${1}"`+redacted+`"`)
 		}
 		if mayContainFold(s, "passw") {
-			s = passwordColonRE.ReplaceAllString(s, "${1}"+redacted)
+			s = passwordColonRE.ReplaceAllString(s, "${1}"+redacted+"${2}")
 		}
 	}
 	if mayContainFold(s, "authorization", "bearer", "api-key") {

@@ -117,6 +117,12 @@ func withHTTPStatus(err error, rec *statusRecord) error {
 		return err
 	}
 	hint := time.Duration(rec.retryAfter.Load())
+	if d, ok := retry.ServerHint(err, time.Now()); ok && d > hint {
+		// The API's own RetryInfo asks for longer than a proxy's header:
+		// the longer wait wins (retry.ServerHint reads the ProviderError's
+		// hint first).
+		hint = d
+	}
 	coded := false // an APIError with an HTTP error code, which the taxonomy classifies
 	var gv genai.APIError
 	var gp *genai.APIError

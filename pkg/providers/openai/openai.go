@@ -363,7 +363,7 @@ func wrapError(name string, err error, httpResp *http.Response) error {
 		if msg := e.Get("message").String(); msg != "" {
 			pe.Message = msg
 		}
-		pe.QuotaExhausted = pe.Code == "insufficient_quota"
+		pe.QuotaExhausted = pe.Code == "insufficient_quota" || pe.Status == "insufficient_quota"
 		// The event is the stream form of an HTTP error: its type or
 		// code names the status the same failure gets before a stream
 		// (found in review, seventeenth session: a server_error event was
