@@ -120,6 +120,11 @@ func Connect(ctx context.Context, cfg config.Worker, log zerolog.Logger) (*Infra
 		// prefix): restarting cannot help.
 		return nil, fmt.Errorf("%w: streams: %w", ErrBadConfig, err)
 	}
+	if apiErr := (*jetstream.APIError)(nil); errors.As(err, &apiErr) && apiErr.ErrorCode == jsReplicasNotSupported {
+		// "replicas > 1 not supported in non-clustered mode": the server
+		// will refuse it on every start.
+		return nil, fmt.Errorf("%w: streams.replicas %d needs a clustered NATS: %w", ErrBadConfig, inf.Streams.WithDefaults().Replicas, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("streams: %w", err)
 	}
@@ -280,6 +285,7 @@ func StartWorker(ctx context.Context, cfg config.Worker, getenv func(string) str
 	}
 	r := &Running{Infra: inf, Registry: reg, Log: log, done: make(chan error, 1)}
 	if cfg.MetricsAddr != "" {
+		sc := inf.Streams.WithDefaults()
 		// The server outlives ctx: Running.Wait stops it once the worker
 		// has drained, so what the drain counts is still scraped. /readyz
 		// answers not ready from the end of ctx on (the worker check).
@@ -290,8 +296,9 @@ func StartWorker(ctx context.Context, cfg config.Worker, getenv func(string) str
 				}
 				return nil
 			},
-			"stores": inf.Stores.Ping,
-			"worker": func(context.Context) error { return w.Ready() },
+			"stores":  inf.Stores.Ping,
+			"streams": newStreamsCheck(inf.JS, sc.RequestsStream, sc.ResultsStream, sc.DLQStream).Check,
+			"worker":  func(context.Context) error { return w.Ready() },
 		}, log)
 		if err != nil {
 			return nil, fmt.Errorf("metrics_addr %s: %w", cfg.MetricsAddr, err)
@@ -349,3 +356,7 @@ func workerCooldown(cfg config.Worker, store cooldown.Store) cooldown.Store {
 	}
 	return store
 }
+
+// jsReplicasNotSupported is JetStream's error code for "replicas > 1 not
+// supported in non-clustered mode" (nats.go names no constant for it).
+const jsReplicasNotSupported jetstream.ErrorCode = 10074

@@ -145,6 +145,7 @@ func (c Replayer) Validate() error {
 	if c.NATS.URL == "" {
 		add("nats.url is empty")
 	}
+	errs = append(errs, c.NATS.checkFiles()...)
 	r := c.Replay
 	if r.Consumer == "" || r.ParkedStream == "" || r.ParkedPrefix == "" {
 		add("replay.consumer, replay.parked_stream and replay.parked_prefix must be set")

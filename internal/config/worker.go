@@ -3,7 +3,9 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -275,6 +277,21 @@ func (c Worker) Validate() error {
 		// ignored, and the worker would consume nothing from it while
 		// reporting ready.
 		add("nats.url (%s) is set and embedded.enabled is on: set one or the other", RedactURL(c.NATS.URL))
+	}
+	errs = append(errs, c.NATS.checkFiles()...)
+	if p := c.Embedded.Port; c.Embedded.Enabled && (p < -1 || p > 65535) {
+		add("embedded.port %d: want a port from 1 to 65535, 0 for the default (%d) or -1 for a free one", p, DefaultEmbeddedPort)
+	}
+	if c.Embedded.Enabled && c.Streams.Replicas > 1 {
+		// One in-process server: JetStream refuses replicas it cannot place.
+		add("streams.replicas %d needs a NATS cluster; the embedded server is a single server (use 1)", c.Streams.Replicas)
+	}
+	if a := c.MetricsAddr; a != "" {
+		if _, port, err := net.SplitHostPort(a); err != nil {
+			add("metrics_addr %q: want host:port or :port (%v); empty disables it", a, err)
+		} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+			add("metrics_addr %q: the port must be a number from 0 to 65535", a)
+		}
 	}
 	if c.Worker.Concurrency < 1 {
 		add("worker.concurrency must be at least 1")
