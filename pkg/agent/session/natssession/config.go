@@ -45,7 +45,9 @@ type Config struct {
 	// session.DefaultInvocationRetention).
 	InvocationRetention time.Duration
 	// MaxValueSize, when positive, caps a session entry (the bucket's
-	// MaxValueSize); the server's max_payload caps it anyway.
+	// MaxValueSize; a session may use it less 1,024 bytes for the
+	// update's headers, so at least 2,048); the server's max_payload caps
+	// it anyway.
 	MaxValueSize int32
 	// Replicas is the buckets' replication factor (default 1).
 	Replicas int
@@ -109,6 +111,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxValueSize < 0 {
 		errs = append(errs, fmt.Errorf("max value size %d is negative", c.MaxValueSize))
+	}
+	if c.MaxValueSize > 0 && c.MaxValueSize < 2*headerSlack {
+		errs = append(errs, fmt.Errorf("max value size %d leaves no room for a session after the headers' %d bytes (at least %d)", c.MaxValueSize, headerSlack, 2*headerSlack))
 	}
 	if c.Replicas < 1 || c.Replicas > 5 {
 		errs = append(errs, fmt.Errorf("replicas %d is not 1..5", c.Replicas))

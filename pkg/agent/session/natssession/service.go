@@ -17,8 +17,13 @@ import (
 // with the new event would no longer fit in one KV entry; nothing is stored.
 var ErrSessionTooLarge = errors.New("natssession: session exceeds the KV value size limit")
 
-// headerSlack is room left in max_payload for the message headers.
+// headerSlack is room left in max_payload (and the bucket's MaxValueSize)
+// for the message headers.
 const headerSlack = 1024
+
+// jsMessageTooLarge is JetStream's error code for "message size exceeds
+// maximum allowed" (nats.go names no constant for it).
+const jsMessageTooLarge jetstream.ErrorCode = 10054
 
 // Service is a session.Service on a NATS KV bucket: one entry per session
 // holding its state and events, changed by revision-checked updates (see the
@@ -52,7 +57,9 @@ func NewService(ctx context.Context, js jetstream.JetStream, cfg Config) (*Servi
 	}
 	maxValue := int(js.Conn().MaxPayload()) - headerSlack
 	if cfg.MaxValueSize > 0 {
-		maxValue = min(maxValue, int(cfg.MaxValueSize))
+		// The server checks the value with the KV update's headers
+		// against the bucket's limit too: the same room is left.
+		maxValue = min(maxValue, int(cfg.MaxValueSize)-headerSlack)
 	}
 	return &Service{kv: kv, cfg: cfg, maxValue: maxValue, now: time.Now}, nil
 }
@@ -147,6 +154,12 @@ func (s *Service) AppendEvent(ctx context.Context, key session.Key, ev *session.
 		}
 		if err == nil {
 			return nil
+		}
+		if apiErr := (*jetstream.APIError)(nil); errors.As(err, &apiErr) && apiErr.ErrorCode == jsMessageTooLarge {
+			// The server's own size check (its headers, or a limit lowered
+			// since the service opened): the same answer as ours.
+			return fmt.Errorf("natssession: append event %s to %v: %d bytes refused by the server (%w): %w",
+				ev.ID, key, len(data), err, ErrSessionTooLarge)
 		}
 		if !isConflict(err) {
 			return fmt.Errorf("natssession: append event %s to %v: %w", ev.ID, key, err)
