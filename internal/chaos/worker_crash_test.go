@@ -2,9 +2,6 @@ package chaos
 
 import (
 	"context"
-	"io"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -16,31 +13,7 @@ import (
 // Report.Violations, so the run and cmd/chaos's exit code stayed green. Now
 // it is a violation (Report.WorkerCrashes).
 func TestWorkerThatDiesByItselfIsAViolation(t *testing.T) {
-	if _, _, err := ServerBinaries(Config{}); err != nil {
-		t.Skipf("server binaries missing: %v", err)
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "crashing-worker")
-	script := "#!/bin/sh\necho 'panic: runtime error: invalid memory address or nil pointer dereference' >&2\nexit 2\n"
-	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	h, err := New(Config{WorkDir: dir, Out: io.Discard, Workers: 1, WorkerBin: bin, ReplayerBin: bin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(h.Close)
-	if err := h.Build(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.startFleet(true); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-h.workers[0].Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the crashing worker did not exit")
-	}
+	h := startExitingWorker(t, "#!/bin/sh\necho 'panic: runtime error: invalid memory address or nil pointer dereference' >&2\nexit 2\n")
 	rep := &Report{}
 	tr := newTracker(nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 5500*time.Millisecond)

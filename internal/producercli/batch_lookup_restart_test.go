@@ -1,119 +1,20 @@
 package producercli_test
 
 import (
-	"bytes"
 	"context"
-	"io"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentfleet/agentfleet/internal/natstest"
 	"github.com/agentfleet/agentfleet/internal/producercli"
 	"github.com/agentfleet/agentfleet/internal/streams/streamstest"
 	"github.com/agentfleet/agentfleet/pkg/client"
 	"github.com/agentfleet/agentfleet/pkg/client/clienttest"
 )
-
-// reviewCutProxy forwards TCP to a NATS server; in swallow mode it drops
-// what the client sends and signals once a JetStream API request was
-// dropped; cut closes every connection (a server restart as the client sees
-// it) and forwards again. (The same technique as pkg/client's
-// TestAwaitSeesALiveResultAfterALookupLostInARestart.)
-type reviewCutProxy struct {
-	ln        net.Listener
-	mu        sync.Mutex
-	swallow   bool
-	dropped   bytes.Buffer
-	signalled bool
-	swallowed chan struct{}
-	conns     []net.Conn
-	wg        sync.WaitGroup
-}
-
-func startReviewCutProxy(t *testing.T, target string) *reviewCutProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &reviewCutProxy{ln: ln, swallowed: make(chan struct{})}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", target)
-			if err != nil {
-				_ = c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, s)
-			p.mu.Unlock()
-			p.wg.Add(2)
-			go func() { defer p.wg.Done(); p.clientToServer(c, s) }()
-			go func() { defer p.wg.Done(); _, _ = io.Copy(c, s); _ = c.Close() }()
-		}
-	}()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		p.cut()
-		p.wg.Wait()
-	})
-	return p
-}
-
-func (p *reviewCutProxy) clientToServer(c, s net.Conn) {
-	defer func() { _ = s.Close() }()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := c.Read(buf)
-		if n > 0 {
-			p.mu.Lock()
-			swallow := p.swallow
-			if swallow {
-				p.dropped.Write(buf[:n])
-				if !p.signalled && bytes.Contains(p.dropped.Bytes(), []byte("$JS.API.")) {
-					p.signalled = true
-					close(p.swallowed)
-				}
-			}
-			p.mu.Unlock()
-			if !swallow {
-				if _, werr := s.Write(buf[:n]); werr != nil {
-					return
-				}
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-func (p *reviewCutProxy) setSwallow(on bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.swallow = on
-}
-
-func (p *reviewCutProxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		_ = c.Close()
-	}
-	p.conns = nil
-	p.swallow = false
-}
 
 // Regression (found in review, seventeenth session): A NATS server restart mid-batch: the producer reconnects (nats.go does so
 // by itself) and the worker completes the line's request. But RunBatch first
@@ -128,10 +29,10 @@ func (p *reviewCutProxy) cut() {
 func TestBatchSurvivesALookupLostInAServerRestart(t *testing.T) {
 	tg := streamstest.Embedded(t)
 	w := clienttest.Start(t, tg.JS, tg.Cfg, clienttest.Echo)
-	proxy := startReviewCutProxy(t, strings.TrimPrefix(tg.NC.ConnectedUrl(), "nats://"))
+	proxy := natstest.StartCutProxy(t, strings.TrimPrefix(tg.NC.ConnectedUrl(), "nats://"))
 
 	reconnected := make(chan struct{}, 1)
-	nc, err := nats.Connect("nats://"+proxy.ln.Addr().String(),
+	nc, err := nats.Connect(proxy.URL(),
 		nats.MaxReconnects(-1), nats.ReconnectWait(10*time.Millisecond),
 		nats.ReconnectHandler(func(*nats.Conn) {
 			select {
@@ -164,7 +65,7 @@ func TestBatchSurvivesALookupLostInAServerRestart(t *testing.T) {
 	if err != nil || len(lines) != 1 || lines[0].Err != nil {
 		t.Fatalf("test premise: %+v %v", lines, err)
 	}
-	proxy.setSwallow(true)
+	proxy.SetSwallow(true)
 	type out struct {
 		res []producercli.LineResult
 		err error
@@ -178,11 +79,11 @@ func TestBatchSurvivesALookupLostInAServerRestart(t *testing.T) {
 		done <- out{res, err}
 	}()
 	select {
-	case <-proxy.swallowed: // the line's look-up is in flight and will never be answered
+	case <-proxy.Swallowed(): // the line's look-up is in flight and will never be answered
 	case <-ctx.Done():
 		t.Fatal("no look-up sent")
 	}
-	proxy.cut() // the server restarts
+	proxy.Cut() // the server restarts
 	select {
 	case <-reconnected:
 	case <-ctx.Done():

@@ -1,121 +1,19 @@
 package client_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"io"
-	"net"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentfleet/agentfleet/internal/natstest"
 	"github.com/agentfleet/agentfleet/internal/streams/streamstest"
 	"github.com/agentfleet/agentfleet/pkg/client"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
-
-// cutProxy forwards TCP connections to a NATS server. In swallow mode it
-// drops what the client sends and reports when that included a JetStream API
-// request; cut then closes every connection, as a server restart (or a
-// dropped link) does to a request in flight. New connections are forwarded
-// normally again.
-type cutProxy struct {
-	ln     net.Listener
-	target string
-
-	mu        sync.Mutex
-	swallow   bool
-	dropped   bytes.Buffer
-	signalled bool
-	swallowed chan struct{}
-	conns     []net.Conn
-	wg        sync.WaitGroup
-}
-
-func startCutProxy(t *testing.T, target string) *cutProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &cutProxy{ln: ln, target: target, swallowed: make(chan struct{})}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", target)
-			if err != nil {
-				_ = c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, s)
-			p.mu.Unlock()
-			p.wg.Add(2)
-			go func() { defer p.wg.Done(); p.clientToServer(c, s) }()
-			go func() { defer p.wg.Done(); _, _ = io.Copy(c, s); _ = c.Close() }()
-		}
-	}()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		p.cut()
-		p.wg.Wait()
-	})
-	return p
-}
-
-func (p *cutProxy) clientToServer(c, s net.Conn) {
-	defer func() { _ = s.Close() }()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := c.Read(buf)
-		if n > 0 {
-			p.mu.Lock()
-			swallow := p.swallow
-			if swallow {
-				p.dropped.Write(buf[:n])
-				if !p.signalled && bytes.Contains(p.dropped.Bytes(), []byte("$JS.API.")) {
-					p.signalled = true
-					close(p.swallowed)
-				}
-			}
-			p.mu.Unlock()
-			if !swallow {
-				if _, werr := s.Write(buf[:n]); werr != nil {
-					return
-				}
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-func (p *cutProxy) setSwallow(on bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.swallow = on
-}
-
-// cut closes every proxied connection and forwards again.
-func (p *cutProxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		_ = c.Close()
-	}
-	p.conns = nil
-	p.swallow = false
-}
 
 // Regression (found in review, sixteenth session): Await waits on its subscription and looks the stored result up again now
 // and then (doc.go: "So a result published at any moment is seen"). Those
@@ -129,10 +27,10 @@ func (p *cutProxy) cut() {
 // invocation that completed.
 func TestAwaitSeesALiveResultAfterALookupLostInARestart(t *testing.T) {
 	tg := streamstest.Embedded(t)
-	proxy := startCutProxy(t, tg.NC.ConnectedUrl()[len("nats://"):])
+	proxy := natstest.StartCutProxy(t, tg.NC.ConnectedUrl()[len("nats://"):])
 
 	reconnected := make(chan struct{}, 1)
-	nc, err := nats.Connect("nats://"+proxy.ln.Addr().String(),
+	nc, err := nats.Connect(proxy.URL(),
 		nats.MaxReconnects(-1), nats.ReconnectWait(10*time.Millisecond),
 		nats.ReconnectHandler(func(*nats.Conn) {
 			select {
@@ -159,7 +57,7 @@ func TestAwaitSeesALiveResultAfterALookupLostInARestart(t *testing.T) {
 	// Await found nothing stored and starts waiting: from now on the
 	// client's traffic goes nowhere, until the next look-up has been sent.
 	const id = "inv-lost-lookup"
-	client.SetWaitingHook(c, func(string) { proxy.setSwallow(true) })
+	client.SetWaitingHook(c, func(string) { proxy.SetSwallow(true) })
 	type out struct {
 		res *envelope.Result
 		err error
@@ -174,8 +72,8 @@ func TestAwaitSeesALiveResultAfterALookupLostInARestart(t *testing.T) {
 
 	tctx, tcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer tcancel()
-	recv(tctx, t, (<-chan struct{})(proxy.swallowed)) // a look-up is in flight and will never be answered
-	proxy.cut()                                       // the server "restarts": the connection drops
+	recv(tctx, t, proxy.Swallowed()) // a look-up is in flight and will never be answered
+	proxy.Cut()                      // the server "restarts": the connection drops
 	recv(tctx, t, (<-chan struct{})(reconnected))
 	// The subscription is back on the server once a flush after the
 	// reconnect returns (nats.go resubscribes first).

@@ -11,25 +11,45 @@ import (
 	"github.com/agentfleet/agentfleet/pkg/retry"
 )
 
-// Regression (found in review, seventeenth session): the retry decorator honours server hints (Retry-After,
-// retry-after-ms, RetryInfo, ProviderError.RetryAfter), and the OpenAI
-// adapter carries Retry-After even for an undecodable body. The Gemini
-// adapter drops the response headers: a 429 (or 503) with a Retry-After
-// header but no RetryInfo detail (a proxy or gateway in front of Gemini,
-// which Config.BaseURL supports) is retried after the plain jittered
-// backoff (0-500ms) instead of the seconds the server asked for, so the
-// retry is refused again and the call fails.
+// Regression (found in review, seventeenth session): the Gemini adapter
+// dropped the response headers (genai.APIError carries none): a 429 with a
+// Retry-After header but no RetryInfo detail (a proxy or gateway in front
+// of Gemini, which Config.BaseURL supports) was retried after the plain
+// jittered backoff instead of the seconds the server asked for, so the
+// retry was refused again. And once the header was read, a proxy's shorter
+// header must not shorten the API's own longer RetryInfo (found reviewing
+// that fix): the longer wait wins.
 func TestRetryAfterHeaderHonoured(t *testing.T) {
+	for _, tc := range []struct {
+		name, header, body string
+		want               time.Duration
+	}{
+		{"header only", "7", `{"error": {"code": 429, "message": "Resource has been exhausted (e.g. check quota).", "status": "RESOURCE_EXHAUSTED"}}`, 7 * time.Second},
+		{"RetryInfo longer than the header", "1", `{"error": {"code": 429, "message": "Resource has been exhausted.", "status": "RESOURCE_EXHAUSTED",
+ "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "8s"}]}}`, 8 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := firstRetryWait(t, tc.header, tc.body); got < tc.want {
+				t.Errorf("waited %s before retrying a 429 (Retry-After %s); want at least %s", got, tc.header, tc.want)
+			}
+		})
+	}
+}
+
+// firstRetryWait answers every call with a 429 carrying a Retry-After
+// header and body, and returns how long the retry decorator waited before
+// its one retry.
+func firstRetryWait(t *testing.T, header, body string) time.Duration {
+	t.Helper()
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-		w.Header().Set("Retry-After", "7")
+		w.Header().Set("Retry-After", header)
 		w.WriteHeader(http.StatusTooManyRequests)
-		_, _ = io.WriteString(w, `{"error": {"code": 429, "message": "Resource has been exhausted (e.g. check quota).", "status": "RESOURCE_EXHAUSTED"}}`)
+		_, _ = io.WriteString(w, body)
 	})
-	m := newTestModel(t, f)
 	var mu sync.Mutex
 	var waits []time.Duration
-	r, err := retry.New(m, retry.Config{MaxAttempts: 2, DisableBudget: true},
+	r, err := retry.New(newTestModel(t, f), retry.Config{MaxAttempts: 2, DisableBudget: true},
 		retry.WithSleep(func(ctx context.Context, d time.Duration) error {
 			mu.Lock()
 			waits = append(waits, d)
@@ -40,8 +60,7 @@ func TestRetryAfterHeaderHonoured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, errs := collect(testCtx(t), r, userText("hi"), false)
-	if len(errs) != 1 {
+	if _, errs := collect(testCtx(t), r, userText("hi"), false); len(errs) != 1 {
 		t.Fatalf("errors = %v", errs)
 	}
 	mu.Lock()
@@ -49,7 +68,5 @@ func TestRetryAfterHeaderHonoured(t *testing.T) {
 	if len(waits) != 1 {
 		t.Fatalf("waits = %v, want one retry", waits)
 	}
-	if waits[0] < 7*time.Second {
-		t.Errorf("waited %s before retrying a 429 with Retry-After: 7; want at least 7s", waits[0])
-	}
+	return waits[0]
 }

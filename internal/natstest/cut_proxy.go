@@ -1,0 +1,118 @@
+package natstest
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"sync"
+	"testing"
+)
+
+// CutProxy forwards TCP connections to a NATS server, for tests of what a
+// client does when a request is lost in a server restart. In swallow mode
+// (SetSwallow) it drops what the client sends and closes Swallowed once
+// that included a JetStream API request; Cut then closes every connection,
+// as a server restart (or a dropped link) does to a request in flight. New
+// connections are forwarded normally again.
+type CutProxy struct {
+	ln net.Listener
+
+	mu        sync.Mutex
+	swallow   bool
+	dropped   bytes.Buffer
+	signalled bool
+	swallowed chan struct{}
+	conns     []net.Conn
+	wg        sync.WaitGroup
+}
+
+// StartCutProxy listens on a free loopback port and forwards to target
+// (host:port). It is closed when the test ends.
+func StartCutProxy(t testing.TB, target string) *CutProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &CutProxy{ln: ln, swallowed: make(chan struct{})}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				_ = c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, s)
+			p.mu.Unlock()
+			p.wg.Add(2)
+			go func() { defer p.wg.Done(); p.clientToServer(c, s) }()
+			go func() { defer p.wg.Done(); _, _ = io.Copy(c, s); _ = c.Close() }()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		p.Cut()
+		p.wg.Wait()
+	})
+	return p
+}
+
+// URL is the proxy's nats:// URL.
+func (p *CutProxy) URL() string { return "nats://" + p.ln.Addr().String() }
+
+// Swallowed is closed once a JetStream API request was dropped in swallow
+// mode.
+func (p *CutProxy) Swallowed() <-chan struct{} { return p.swallowed }
+
+// SetSwallow turns swallow mode on or off.
+func (p *CutProxy) SetSwallow(on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.swallow = on
+}
+
+// Cut closes every proxied connection and forwards again.
+func (p *CutProxy) Cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		_ = c.Close()
+	}
+	p.conns = nil
+	p.swallow = false
+}
+
+func (p *CutProxy) clientToServer(c, s net.Conn) {
+	defer func() { _ = s.Close() }()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := c.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			swallow := p.swallow
+			if swallow {
+				p.dropped.Write(buf[:n])
+				if !p.signalled && bytes.Contains(p.dropped.Bytes(), []byte("$JS.API.")) {
+					p.signalled = true
+					close(p.swallowed)
+				}
+			}
+			p.mu.Unlock()
+			if !swallow {
+				if _, werr := s.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
