@@ -63,10 +63,18 @@ func (m *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 		if errors.Is(callErr, context.Canceled) || ctx.Err() != nil && callErr == nil {
 			return
 		}
+		if callErr != nil && ctx.Err() != nil && context.Cause(ctx) == ctx.Err() {
+			// The caller's own context ended the call (its deadline: a
+			// plain cause). Not the provider's failure: impatient callers
+			// must not open the fleet's cooldown for a healthy model
+			// (found in review, seventeenth session). The retry layer's
+			// attempt timeout has a cause of its own and counts below.
+			return
+		}
 		// Recorded on a context of its own: a TIMEOUT ends the call because
-		// ctx (the attempt's, or the caller's) ran out, and that failure
-		// must count as much as any other (with ctx, Record failed on it
-		// and a provider that never answers never opened the cooldown).
+		// the attempt's context ran out, and that failure must count as
+		// much as any other (with ctx, Record failed on it and a provider
+		// that never answers never opened the cooldown).
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 		defer cancel()
 		until, err := m.store.Record(rctx, m.inner.Name(), callErr != nil && m.isTransient(callErr))

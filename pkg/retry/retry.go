@@ -134,7 +134,11 @@ func (r *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 			lastErr = err
 			class := taxonomy.ClassifyError(err)
 			retryable := taxonomy.PolicyFor(class).Retryable
-			if retryable {
+			// The caller's own context ending (its deadline, a cancel) is
+			// not a provider failure: it spends none of the budget every
+			// decorator of this model shares (found in review, seventeenth
+			// session: impatient callers drained it for a healthy model).
+			if retryable && ctx.Err() == nil {
 				r.budget.OnFailure()
 			}
 			gaveUp := func(reason string, cause error) error {
@@ -199,6 +203,10 @@ func (r *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 	}
 }
 
+// errAttemptTimedOut is the cause of an attempt context that ended at
+// Config.AttemptTimeout.
+var errAttemptTimedOut = errors.New("retry: the attempt timed out")
+
 // attempt runs one provider attempt, forwarding its responses. It returns
 // whether any response was forwarded, the error that ended the attempt,
 // and whether the consumer stopped iterating.
@@ -210,7 +218,10 @@ func (r *Model) attempt(ctx context.Context, req *model.Request, stream bool, yi
 	actx := ctx
 	if r.cfg.AttemptTimeout > 0 {
 		var cancel context.CancelFunc
-		actx, cancel = context.WithTimeout(ctx, r.cfg.AttemptTimeout)
+		// With a cause of its own: a decorator inside (the fleet
+		// cooldown) tells this attempt's timeout, a provider failure, from
+		// the caller's own deadline, which is not (context.Cause).
+		actx, cancel = context.WithTimeoutCause(ctx, r.cfg.AttemptTimeout, errAttemptTimedOut)
 		defer cancel()
 	}
 	for resp, e := range r.inner.GenerateContent(actx, req, stream) {
