@@ -125,13 +125,12 @@ var (
 	secretFieldRE = regexp.MustCompile(`(?i)\b((?:[\w-]*[_-])?` + secretNames + `\s*=\s*)(?:'[^']*'|"[^"]*"|[^\s&,;'"]+)`)
 	// secretJSONRE: the same names as a quoted JSON key ("api_key":
 	// "…"), as an error quoting the body it failed on shows them.
-	secretJSONRE = regexp.MustCompile(`(?i)("(?:[\w-]*[_-])?` + secretNames + `"\s*:\s*)(?:"(?:[^"\\]|\\.)*"|-?\d[\w.+-]*)`)
-	// passwordColonRE: "password: …" (a YAML or log line's form): a
-	// quoted value, or a single bare word that ends the text or a field
-	// ("password: hunter2", "password: hunter2, retry"), not the first
-	// word of a sentence ("password: must be at least 8 characters").
-	// ${2} is what followed a bare value.
-	passwordColonRE = regexp.MustCompile(`(?i)(\b(?:[\w-]*[_-])?(?:password|passwd)\s*:\s*)(?:'[^']*'|"(?:[^"\\]|\\.)*"|[^\s"',;]+(\s*(?:$|[,;)\]}])))`)
+	secretJSONRE = regexp.MustCompile(`(?i)("(?:[\w-]*[_-])?` + secretNames + `"\s*:\s*)(?:"(?:[^"\\]|\\.)*"|'[^']*'|[^\s,}\][{'"][^\s,}\]]*)`)
+	// passwordColonRE: "password: …" (a YAML or log line's form), its
+	// value quoted or one bare word (${2}); redactPasswordColon keeps a
+	// bare word that starts a sentence ("password: must be at least 8
+	// characters").
+	passwordColonRE = regexp.MustCompile(`(?i)(\b(?:[\w-]*[_-])?(?:password|passwd)\s*:\s*)('[^']*'|"(?:[^"\\]|\\.)*"|[^\s"',;]+)`)
 	// pathRE: a file path, Unix (two components or more, after a space,
 	// a quote, a bracket or the start), Windows with a drive letter, or
 	// UNC ("dial unix /var/run/redis/redis.sock", "open C:\data\x.db").
@@ -226,7 +225,7 @@ func redactOnce(s string) string {
 			s = secretJSONRE.ReplaceAllString(s, `${1}"`+redacted+`"`)
 		}
 		if mayContainFold(s, "passw") {
-			s = passwordColonRE.ReplaceAllString(s, "${1}"+redacted+"${2}")
+			s = redactPasswordColon(s)
 		}
 	}
 	if mayContainFold(s, "authorization", "bearer", "api-key") {
@@ -370,4 +369,35 @@ func sanitizeValue(v any, depth int) any {
 	default:
 		return redacted
 	}
+}
+
+// sentenceWords are words that follow "password:" in a message about a
+// password rather than in a line holding one ("Invalid password: must be
+// at least 8 characters", "wrong password: account locked").
+var sentenceWords = map[string]bool{
+	"must": true, "is": true, "are": true, "was": true, "were": true, "be": true, "should": true,
+	"cannot": true, "can't": true, "can": true, "could": true, "too": true, "not": true, "does": true,
+	"doesn't": true, "did": true, "didn't": true, "do": true, "has": true, "had": true, "have": true,
+	"needs": true, "need": true, "requires": true, "required": true, "expired": true, "incorrect": true,
+	"invalid": true, "wrong": true, "reset": true, "changed": true, "account": true, "mismatch": true,
+	"missing": true, "empty": true, "for": true, "and": true, "or": true, "the": true, "a": true,
+	"an": true, "of": true, "to": true, "contains": true, "length": true, "minimum": true,
+	"maximum": true, "will": true, "would": true, "may": true, "policy": true, "isn't": true,
+	"none": true, "unchanged": true, "rejected": true, "accepted": true, "ok": true,
+}
+
+// redactPasswordColon redacts the values of passwordColonRE's matches,
+// but for a bare word of sentenceWords.
+func redactPasswordColon(s string) string {
+	return passwordColonRE.ReplaceAllStringFunc(s, func(m string) string {
+		sub := passwordColonRE.FindStringSubmatch(m)
+		if sub == nil {
+			return m
+		}
+		v := sub[2]
+		if v != "" && v[0] != '\'' && v[0] != '"' && sentenceWords[strings.ToLower(strings.TrimRight(v, ".!?:)"))] {
+			return m
+		}
+		return sub[1] + redacted
+	})
 }

@@ -15,7 +15,7 @@ func sanitizeReference(s string) string {
 		s = dsnFieldRE.ReplaceAllString(s, "${1}="+redacted)
 		s = secretFieldRE.ReplaceAllString(s, "${1}"+redacted)
 		s = secretJSONRE.ReplaceAllString(s, `${1}"`+redacted+`"`)
-		s = passwordColonRE.ReplaceAllString(s, "${1}"+redacted+"${2}")
+		s = redactPasswordColon(s)
 		s = authValueRE.ReplaceAllString(s, "${1}"+redacted)
 		s = pathRE.ReplaceAllString(s, "${1}"+redacted)
 		s = ipv6RE.ReplaceAllString(s, redacted)
