@@ -31,20 +31,30 @@ func newStreamsCheck(js jetstream.JetStream, names ...string) *streamsCheck {
 	return &streamsCheck{js: js, names: names}
 }
 
-// Check implements Check.
+// Check implements Check. The look-ups run outside the lock, and an answer
+// is reused only when it is the streams' own: a probe whose context ended
+// (a prober that hung up, the shared deadline spent by another check)
+// says nothing about the streams and is not kept.
 func (c *streamsCheck) Check(ctx context.Context) error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if !c.at.IsZero() && time.Since(c.at) < streamsCheckTTL {
-		return c.err
+		err := c.err
+		c.mu.Unlock()
+		return err
 	}
-	c.err = nil
+	c.mu.Unlock()
+	var err error
 	for _, n := range c.names {
-		if _, err := c.js.Stream(ctx, n); err != nil {
-			c.err = fmt.Errorf("stream %s: %w", n, err)
+		if _, e := c.js.Stream(ctx, n); e != nil {
+			err = fmt.Errorf("stream %s: %w", n, e)
 			break
 		}
 	}
-	c.at = time.Now()
-	return c.err
+	if ctx.Err() != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.at, c.err = time.Now(), err
+	c.mu.Unlock()
+	return err
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -278,7 +277,10 @@ func (c Worker) Validate() error {
 		// reporting ready.
 		add("nats.url (%s) is set and embedded.enabled is on: set one or the other", RedactURL(c.NATS.URL))
 	}
-	errs = append(errs, c.NATS.checkFiles()...)
+	if !c.Embedded.Enabled {
+		// The embedded server is connected to without them.
+		errs = append(errs, c.NATS.checkFiles()...)
+	}
 	if p := c.Embedded.Port; c.Embedded.Enabled && (p < -1 || p > 65535) {
 		add("embedded.port %d: want a port from 1 to 65535, 0 for the default (%d) or -1 for a free one", p, DefaultEmbeddedPort)
 	}
@@ -289,8 +291,8 @@ func (c Worker) Validate() error {
 	if a := c.MetricsAddr; a != "" {
 		if _, port, err := net.SplitHostPort(a); err != nil {
 			add("metrics_addr %q: want host:port or :port (%v); empty disables it", a, err)
-		} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-			add("metrics_addr %q: the port must be a number from 0 to 65535", a)
+		} else if _, err := net.LookupPort("tcp", port); err != nil {
+			add("metrics_addr %q: the port must be a number from 0 to 65535 or a service name (%v)", a, err)
 		}
 	}
 	if c.Worker.Concurrency < 1 {

@@ -89,6 +89,9 @@ func runReplay(ctx context.Context, c *cmdCtx, pos []string) error {
 			// Nothing to do: the output (--json included) is that of an
 			// empty run.
 			fmt.Fprintf(c.env.Stderr, "nothing is parked (no stream %s)\n", c.cfg.Replay.ParkedStream)
+			if o.dryRun {
+				return writePlan(c, nil, planTally{}) // an empty plan, as for an empty parked stream
+			}
 			NewSummary().Write(c.env.Stdout, o.asJSON)
 			return nil
 		}
