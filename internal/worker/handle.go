@@ -77,8 +77,10 @@ func (w *Worker) handleSafely(ctx context.Context, msg jetstream.Msg) {
 }
 
 // afterPanic puts a message the worker panicked on back, or dead-letters it
-// from its MaxDeliveries-th delivery on (see handleSafely). A failure or a
-// panic of its own puts the message back.
+// once this worker panicked on it MaxDeliveries times (see handleSafely;
+// deliveries put back for a busy session, a cooldown or a store outage do
+// not count, as for the run limit). A failure or a panic of its own puts
+// the message back.
 func (w *Worker) afterPanic(ctx context.Context, msg jetstream.Msg, p any) {
 	defer func() {
 		if q := recover(); q != nil {
@@ -87,7 +89,12 @@ func (w *Worker) afterPanic(ctx context.Context, msg jetstream.Msg, p any) {
 		}
 	}()
 	meta, err := msg.Metadata()
-	if err != nil || int(meta.NumDelivered) < w.cfg.MaxDeliveries {
+	if err != nil {
+		_ = msg.NakWithDelay(w.cfg.InfraBackoffMax)
+		return
+	}
+	n := w.notePanic(meta.Sequence.Stream)
+	if n < w.cfg.MaxDeliveries {
 		_ = msg.NakWithDelay(w.cfg.InfraBackoffMax)
 		return
 	}
@@ -95,9 +102,30 @@ func (w *Worker) afterPanic(ctx context.Context, msg jetstream.Msg, p any) {
 	j.replay, j.firstFail = replayHeaders(msg.Headers())
 	// The panic value is a bug's text: sanitised (no host, path or
 	// secret), never the stack (that went to the log line above).
-	reason := fmt.Sprintf("the worker panicked handling this message on delivery %d (limit %d): %s; "+
-		"a bug: the workers' logs hold the stack; replay after the fix", j.delivered, w.cfg.MaxDeliveries,
-		tool.SanitizeString(fmt.Sprint(p)))
+	reason := tool.SanitizeString(fmt.Sprintf("the worker panicked handling this message %d times (limit %d): %v; "+
+		"a bug: the workers' logs hold the stack; replay after the fix", n, w.cfg.MaxDeliveries, p))
+	if req, err := envelope.DecodeRequest(msg.Data(), w.maxRequestBytes()); err == nil {
+		// The invocation's record says dead_lettered, as for any dead
+		// letter: a replay after the fix then starts a fresh run count
+		// (a record left running would be refused by the run limit). A
+		// completed record means the panic came after the completion:
+		// the work is done, and only the ack was missing.
+		j.req = req
+		res := &envelope.Result{V: envelope.Version, InvocationID: req.InvocationID, Status: envelope.StatusDeadLettered,
+			ErrorClass: string(taxonomy.Unknown), UserMessage: MsgFailed, Attempts: j.delivered}
+		err := w.record(ctx, j, session.InvocationDeadLettered, res, string(taxonomy.Unknown), reason)
+		var ce *session.InvocationCompletedError
+		switch {
+		case errors.As(err, &ce):
+			w.forgetPanics(meta.Sequence.Stream)
+			w.alreadyDone(ctx, j, ce.Current)
+			return
+		case err != nil:
+			w.nakInfra(j, "record the dead letter of a message the worker panicked on", err)
+			return
+		}
+	}
+	w.forgetPanics(meta.Sequence.Stream)
 	w.deadLetterRaw(ctx, j, taxonomy.Unknown, reason)
 }
 
@@ -227,6 +255,19 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 			w.deadLetter(ctx, j, runner, nil, taxonomy.Unknown, reason)
 			return
 		}
+		if j.replay > r.ReplayCount && msg.Headers().Get(envelope.HeaderFreshBudget) == "true" {
+			// A forced replay's reset, taken once at its first run and
+			// kept in the running record: a redelivery of the same replay
+			// (same header) keeps it instead of resetting the budget
+			// again (found in review, seventeenth session: each
+			// redelivery got a whole new budget).
+			base, err := runner.EarlierModelCalls(ctx, entry.Session, req.UserID, req.SessionID, req.InvocationID)
+			if err != nil {
+				w.nakInfra(j, "count the earlier model calls of a forced replay", err)
+				return
+			}
+			j.budgetBase = base
+		}
 		running.Result = runningRecord(j.replay, j.attemptsBase, j.budgetBase)
 		if err := w.deps.Invocations.Transition(ctx, running); err != nil {
 			var ce *session.InvocationCompletedError
@@ -257,10 +298,12 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	out, runErr := w.invoke(ctx, runner, agent.RunRequest{
 		InvocationID: req.InvocationID, UserID: req.UserID, SessionID: req.SessionID,
 		Message: req.Message, Stop: stop,
-		// Only a replay may reset the budget (see envelope.HeaderFreshBudget);
-		// the run limit still bounds how often it runs.
-		FreshBudget: j.replay > 0 && msg.Headers().Get(envelope.HeaderFreshBudget) == "true",
-		// and a reset made by an earlier replay holds (Record.BudgetBase).
+		// Only a replay may reset the budget (see envelope.HeaderFreshBudget),
+		// once: the reset is taken at the replay's first run (above) and
+		// held in Record.BudgetBase, for its redeliveries and later
+		// replays. The run limit still bounds how often it runs. (With
+		// no record to hold it, the replay resets as it runs.)
+		FreshBudget:         rec == nil && j.replay > 0 && msg.Headers().Get(envelope.HeaderFreshBudget) == "true",
 		UnchargedModelCalls: j.budgetBase,
 		Session:             entry.Session,
 		// The final response is stored in the round trip that records

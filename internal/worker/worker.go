@@ -70,6 +70,33 @@ type Worker struct {
 	wg       sync.WaitGroup
 	// ackWait is AckWait's value (nanoseconds).
 	ackWait atomic.Int64
+	// panics counts the panics this worker had on each message (by stream
+	// sequence; see afterPanic).
+	panicsMu sync.Mutex
+	panics   map[uint64]int
+}
+
+// maxPanicsTracked bounds Worker.panics: past it the counts start over
+// (a poison message then needs MaxDeliveries panics more).
+const maxPanicsTracked = 10000
+
+// notePanic counts a panic on the message at stream sequence seq and
+// returns this worker's count for it.
+func (w *Worker) notePanic(seq uint64) int {
+	w.panicsMu.Lock()
+	defer w.panicsMu.Unlock()
+	if w.panics == nil || len(w.panics) >= maxPanicsTracked {
+		w.panics = map[uint64]int{}
+	}
+	w.panics[seq]++
+	return w.panics[seq]
+}
+
+// forgetPanics drops the count of the message at seq.
+func (w *Worker) forgetPanics(seq uint64) {
+	w.panicsMu.Lock()
+	defer w.panicsMu.Unlock()
+	delete(w.panics, seq)
 }
 
 // New checks the configuration and binds to the worker consumer (which must

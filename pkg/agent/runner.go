@@ -294,18 +294,46 @@ func toolProtocolNote(ev *session.Event) string {
 		"Call only the declared tools, with arguments that match their schemas, or answer in text."
 }
 
+// EarlierModelCalls returns how many model calls the earlier runs of
+// invocationID made, as a resumed run counts them from sess (nil: loaded
+// from r.Sessions): what FreshBudget leaves uncharged. A caller that must
+// keep one reset across later runs (a redelivery of the same forced
+// replay) takes it once and passes it as RunRequest.UnchargedModelCalls.
+func (r *Runner) EarlierModelCalls(ctx context.Context, sess *session.Session, userID, sessionID, invocationID string) (int, error) {
+	if r.Agent == nil || r.Sessions == nil {
+		return 0, errors.New("agent: Runner needs an Agent and a session Service")
+	}
+	key := session.Key{App: r.Agent.Name, UserID: userID, SessionID: sessionID}
+	if sess == nil || sess.Key != key {
+		var err error
+		if sess, err = r.Sessions.GetOrCreate(ctx, key); err != nil {
+			return 0, &SessionError{Op: "load", Err: err}
+		}
+	}
+	return countModelCalls(sess.InvocationEvents(invocationID), r.Agent.Name), nil
+}
+
 // countModelCalls counts model-response events of an invocation (what its
 // earlier runs charged to the budget): not a before-model short-circuit,
 // which no run charged, nor the later responses of one call (SameCall). A
 // response is any agent event that is not function responses (role user):
 // a substituted or replaced response may carry no role, and buildContents
-// takes it for a model turn too.
+// takes it for a model turn too. A cut-off marker counts unless the call's
+// substituted answer follows it (then that one counts).
 func countModelCalls(events []*session.Event, agentName string) int {
 	n := 0
-	for _, e := range events {
-		if e.Author == agentName && !e.CutOff && !e.ShortCircuited && !e.SameCall && (e.Content == nil || e.Content.Role != model.RoleUser) {
-			n++
+	for i, e := range events {
+		if e.Author != agentName || e.ShortCircuited || e.SameCall || (e.Content != nil && e.Content.Role == model.RoleUser) {
+			continue
 		}
+		if e.CutOff && i+1 < len(events) && events[i+1].Author == agentName && events[i+1].Substituted {
+			// The call's substituted answer follows and counts it.
+			continue
+		}
+		// A cut-off without a substitute is the only trace of a call that
+		// was charged (found in review, seventeenth session: each resume
+		// got it back for free).
+		n++
 	}
 	return n
 }
