@@ -261,6 +261,9 @@ func StartWorker(ctx context.Context, cfg config.Worker, getenv func(string) str
 	if err != nil {
 		return nil, err
 	}
+	// The model's series exist from the start, at 0: a first failure after
+	// a restart is an increase() the alerts see (configs/prometheus).
+	tm.Init(chain.Name())
 	sup := SupportAgent(cfg, chain, inf.Stores, tm, im, log)
 	runner := &agent.Runner{Agent: sup, Sessions: inf.Stores.Sessions, Logger: log, Metrics: am}
 

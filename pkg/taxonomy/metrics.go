@@ -121,3 +121,27 @@ func (m *Metrics) Failure(f Failure) {
 	}
 	m.Failures.WithLabelValues(modelLabel(f.Model), string(c), string(ch)).Inc()
 }
+
+// Init creates modelName's series at 0: its calls, attempts, retry-budget
+// refusals and a failure series for every class (but Canceled, which is
+// never counted) on both channels. A worker calls it at start, so a
+// failure after a restart is an increase() from 0 that every "any
+// increase" alert sees, even where the previous process's series of the
+// same labels (the same instance) is still in Prometheus's recent past.
+func (m *Metrics) Init(modelName string) {
+	if m == nil {
+		return
+	}
+	l := modelLabel(modelName)
+	m.ModelCalls.WithLabelValues(l)
+	m.ProviderAttempts.WithLabelValues(l)
+	m.RetryBudgetRefusals.WithLabelValues(l)
+	for _, c := range Classes() {
+		if c == Canceled {
+			continue
+		}
+		for _, ch := range []Channel{ChannelThrown, ChannelInBand} {
+			m.Failures.WithLabelValues(l, string(c), string(ch))
+		}
+	}
+}
