@@ -6,6 +6,10 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // CutProxy forwards TCP connections to a NATS server, for tests of what a
@@ -115,4 +119,30 @@ func (p *CutProxy) clientToServer(c, s net.Conn) {
 			return
 		}
 	}
+}
+
+// Connect connects through the proxy, reconnecting at once and for ever
+// after a Cut, and returns the connection (closed when the test ends), its
+// JetStream handle, and a channel that receives after each reconnect (it
+// holds one signal; later ones are dropped until it is read).
+func (p *CutProxy) Connect(t testing.TB) (*nats.Conn, jetstream.JetStream, <-chan struct{}) {
+	t.Helper()
+	reconnected := make(chan struct{}, 1)
+	nc, err := nats.Connect(p.URL(),
+		nats.MaxReconnects(-1), nats.ReconnectWait(10*time.Millisecond),
+		nats.ReconnectHandler(func(*nats.Conn) {
+			select {
+			case reconnected <- struct{}{}:
+			default:
+			}
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, js, reconnected
 }

@@ -6,9 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/agentfleet/agentfleet/internal/natstest"
 	"github.com/agentfleet/agentfleet/internal/producercli"
 	"github.com/agentfleet/agentfleet/internal/streams/streamstest"
@@ -31,23 +28,7 @@ func TestBatchSurvivesALookupLostInAServerRestart(t *testing.T) {
 	w := clienttest.Start(t, tg.JS, tg.Cfg, clienttest.Echo)
 	proxy := natstest.StartCutProxy(t, strings.TrimPrefix(tg.NC.ConnectedUrl(), "nats://"))
 
-	reconnected := make(chan struct{}, 1)
-	nc, err := nats.Connect(proxy.URL(),
-		nats.MaxReconnects(-1), nats.ReconnectWait(10*time.Millisecond),
-		nats.ReconnectHandler(func(*nats.Conn) {
-			select {
-			case reconnected <- struct{}{}:
-			default:
-			}
-		}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, js, reconnected := proxy.Connect(t)
 	c, err := client.New(js, nc, producercli.ClientConfig(tg.Cfg))
 	if err != nil {
 		t.Fatal(err)

@@ -6,9 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/agentfleet/agentfleet/internal/natstest"
 	"github.com/agentfleet/agentfleet/internal/streams/streamstest"
 	"github.com/agentfleet/agentfleet/pkg/client"
@@ -29,23 +26,7 @@ func TestAwaitSeesALiveResultAfterALookupLostInARestart(t *testing.T) {
 	tg := streamstest.Embedded(t)
 	proxy := natstest.StartCutProxy(t, tg.NC.ConnectedUrl()[len("nats://"):])
 
-	reconnected := make(chan struct{}, 1)
-	nc, err := nats.Connect(proxy.URL(),
-		nats.MaxReconnects(-1), nats.ReconnectWait(10*time.Millisecond),
-		nats.ReconnectHandler(func(*nats.Conn) {
-			select {
-			case reconnected <- struct{}{}:
-			default:
-			}
-		}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, js, reconnected := proxy.Connect(t)
 	c, err := client.New(js, nc, client.Config{
 		RequestsStream: tg.Cfg.RequestsStream, ResultsStream: tg.Cfg.ResultsStream,
 		RequestPrefix: tg.Cfg.RequestPrefix, ResultPrefix: tg.Cfg.ResultPrefix,
