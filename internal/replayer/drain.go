@@ -136,8 +136,14 @@ func drainPass(ctx context.Context, c *cmdCtx, f *Fleet, sel Selection, m *Metri
 	m.Entries.Reset()
 	var act []Planned
 	for _, p := range plan {
+		// replayable="true" only for what this drain will handle by itself
+		// (replay, or park once replayed too often): an entry of an
+		// auto-replayable class that it skips (too old for its effects'
+		// idempotency records, a cut request, no agent) waits for a
+		// person, and the waiting-for-a-person alert must count it (found
+		// in review, seventeenth session).
 		rep := "false"
-		if AutoReplayable(p.Class()) && p.Action != ActionBad {
+		if p.Action == ActionReplay || p.Action == ActionPark {
 			rep = "true"
 		}
 		m.Entries.WithLabelValues(p.Class(), rep).Inc()

@@ -21,7 +21,10 @@ const (
 	// MetricPaused is 1 while replays of a model are paused by its cooldown.
 	MetricPaused = "agentfleet_dlq_replayer_paused"
 	// MetricEntries is the number of DLQ entries at the last drain pass, by
-	// class and whether they are auto-replayable.
+	// class and whether the drain replays them by itself (replayable
+	// "true": replayed, or parked once replayed too often) or they wait
+	// for a person ("false": a class never replayed automatically, and
+	// entries the drain skips, too old or unusable).
 	MetricEntries = "agentfleet_dlq_replayer_entries"
 	// MetricPasses counts drain passes over the DLQ.
 	MetricPasses = "agentfleet_dlq_replayer_passes_total"
