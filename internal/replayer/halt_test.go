@@ -2,9 +2,6 @@ package replayer
 
 import (
 	"context"
-	"io"
-	"net/http"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -188,29 +185,13 @@ func TestDrainReplaysAutomaticallyWithMetrics(t *testing.T) {
 	ids := x.seed("drain", 6, "SERVER", 0)
 	x.seed("person", 1, "CALL_BUDGET", 0)
 	x.startWorker("w-ok", simModel(t, ""))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	env := map[string]string{"AGENTFLEET_DRAIN_INTERVAL": "100ms", "AGENTFLEET_DRAIN_RATE": "0"}
-	var o, e syncBuf
-	done := make(chan int, 1)
-	go func() { done <- x.runBuf(ctx, env, &o, &e, "drain", "--metrics-addr", "127.0.0.1:0") }()
-	addrRE := regexp.MustCompile(`on (127\.0\.0\.1:\d+)`)
-	eventually(t, "metrics address", 10*time.Second, func() bool { return addrRE.MatchString(e.String()) })
-	addr := addrRE.FindStringSubmatch(e.String())[1]
+	d := startDrainWithMetrics(t, x, map[string]string{"AGENTFLEET_DRAIN_INTERVAL": "100ms", "AGENTFLEET_DRAIN_RATE": "0"})
 	eventually(t, "every SERVER entry completed", 30*time.Second, func() bool { return res.count(ids, envelope.StatusCompleted) == len(ids) })
 	eventually(t, "only the CALL_BUDGET entry left", 10*time.Second, func() bool {
 		l := x.dlqIDs()
 		return len(l) == 1 && l[0] == "person-0"
 	})
-	get := func(path string) (int, string) {
-		r, err := http.Get("http://" + addr + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Body.Close()
-		b, _ := io.ReadAll(r.Body)
-		return r.StatusCode, string(b)
-	}
+	get := d.get
 	if c, _ := get("/healthz"); c != 200 {
 		t.Fatalf("/healthz %d", c)
 	}
@@ -223,8 +204,7 @@ func TestDrainReplaysAutomaticallyWithMetrics(t *testing.T) {
 			t.Fatalf("/metrics lacks %q", m)
 		}
 	}
-	cancel()
-	if code := <-done; code != ExitOK && code != ExitInterrupted {
-		t.Fatalf("drain exit %d\n%s", code, e.String())
+	if code := d.stop(); code != ExitOK && code != ExitInterrupted {
+		t.Fatalf("drain exit %d\n%s", code, d.stderr.String())
 	}
 }

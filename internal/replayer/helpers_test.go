@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -367,4 +369,47 @@ func (x *fx) openAndPlan(ctx context.Context, sel Selection) (*Fleet, []Planned)
 		x.t.Fatal(err)
 	}
 	return f, plan
+}
+
+// drainRun is a `drain --metrics-addr 127.0.0.1:0` running in the
+// background: get fetches a path from its HTTP server, stop cancels it and
+// returns its exit code, stderr is its log.
+type drainRun struct {
+	get    func(path string) (int, string)
+	stop   func() int
+	stderr *syncBuf
+}
+
+// startDrainWithMetrics starts drain with env and waits for its metrics
+// address.
+func startDrainWithMetrics(t *testing.T, x *fx, env map[string]string) *drainRun {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var o, e syncBuf
+	done := make(chan int, 1)
+	go func() { done <- x.runBuf(ctx, env, &o, &e, "drain", "--metrics-addr", "127.0.0.1:0") }()
+	stopped := false
+	var code int
+	stop := func() int {
+		if !stopped {
+			stopped = true
+			cancel()
+			code = <-done
+		}
+		return code
+	}
+	t.Cleanup(func() { stop() })
+	addrRE := regexp.MustCompile(`on (127\.0\.0\.1:\d+)`)
+	eventually(t, "metrics address", 10*time.Second, func() bool { return addrRE.MatchString(e.String()) })
+	addr := addrRE.FindStringSubmatch(e.String())[1]
+	get := func(path string) (int, string) {
+		r, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Body.Close()
+		b, _ := io.ReadAll(r.Body)
+		return r.StatusCode, string(b)
+	}
+	return &drainRun{get: get, stop: stop, stderr: &e}
 }
