@@ -39,6 +39,7 @@ type Fleet struct {
 	Client *client.Client
 
 	dlqMaxAge time.Duration // the live DLQ stream's max age, read by OpenFleet
+	walkWait  time.Duration // the walk's wait for its next entry (0: defaultWalkWait); tests shorten it
 	close     []func()
 }
 

@@ -77,15 +77,30 @@ func (f *Fleet) walk(ctx context.Context, filter dlq.Filter, upTo uint64) iter.S
 		stopOnCancel := context.AfterFunc(ctx, msgs.Stop)
 		defer stopOnCancel()
 		var lastDelivery, lastStream uint64 // the consumer and stream sequences of the last message
+		wait := f.walkWait
+		if wait <= 0 {
+			wait = defaultWalkWait
+		}
+		silent := 0 // waits in a row that got nothing
 		for pending > 0 {
-			m, err := msgs.Next(jetstream.NextMaxWait(5 * time.Second))
+			m, err := msgs.Next(jetstream.NextMaxWait(wait))
 			if ctx.Err() != nil {
 				yield(nil, fmt.Errorf("walk the DLQ: %w", ctx.Err()))
 				return
 			}
 			if errors.Is(err, nats.ErrTimeout) {
-				return // nothing arrived within the wait: the rest was deleted meanwhile
+				silent++
+				done, werr := walkSilence(ctx, cons, wait, lastDelivery, lastStream, silent)
+				if werr != nil {
+					yield(nil, werr)
+					return
+				}
+				if done {
+					return // the rest was deleted (or expired) meanwhile
+				}
+				continue // a slow server: it still holds entries for this walk
 			}
+			silent = 0
 			if err != nil {
 				yield(nil, fmt.Errorf("walk the DLQ: %w", err))
 				return
@@ -134,8 +149,51 @@ func (f *Fleet) walk(ctx context.Context, filter dlq.Filter, upTo uint64) iter.S
 	}
 }
 
+// defaultWalkWait is how long the walk waits for its next entry before it
+// asks the server whether any are left; walkPatience is how many such waits
+// in a row it accepts from a server that still holds entries for it.
+const (
+	defaultWalkWait = 5 * time.Second
+	walkPatience    = 3
+)
+
+// walkSilence decides what a wait that got nothing means. The walk's
+// consumer tells: nothing pending and nothing delivered past the last entry
+// received means the rest of the entries were deleted (or expired) during
+// the walk, and the walk is complete (done). Deliveries past the last entry
+// received were lost on the way; a consumer that cannot be asked, or that
+// still holds entries after walkPatience waits, is a server that stopped
+// serving the walk. Those end the walk with ErrWalkInterrupted rather than
+// with a plan that silently misses the rest of the DLQ (it used to end the
+// plan early without a word). Fewer waits than that: wait again.
+func walkSilence(ctx context.Context, cons jetstream.Consumer, wait time.Duration, lastDelivery, lastStream uint64, silent int) (done bool, err error) {
+	ictx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	info, err := cons.Info(ictx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false, fmt.Errorf("walk the DLQ: %w", ctx.Err())
+		}
+		return false, fmt.Errorf("walk the DLQ: %w: the server sent nothing for %s after stream sequence %d and did not answer (%v); nothing was replayed or removed, run again",
+			ErrWalkInterrupted, wait, lastStream, err)
+	}
+	if info.Delivered.Consumer > lastDelivery {
+		return false, fmt.Errorf("walk the DLQ: %w: %d deliveries after stream sequence %d never arrived; nothing was replayed or removed, run again",
+			ErrWalkInterrupted, info.Delivered.Consumer-lastDelivery, lastStream)
+	}
+	if info.NumPending == 0 {
+		return true, nil
+	}
+	if silent >= walkPatience {
+		return false, fmt.Errorf("walk the DLQ: %w: the server sent nothing for %s after stream sequence %d while %d entries remained; nothing was replayed or removed, run again",
+			ErrWalkInterrupted, time.Duration(silent)*wait, lastStream, info.NumPending)
+	}
+	return false, nil
+}
+
 // ErrWalkInterrupted is returned (wrapped) by Plan when deliveries of the
-// walk were lost, e.g. to a reconnect: the plan would be incomplete.
+// walk were lost, e.g. to a reconnect, or the server stopped sending them:
+// the plan would be incomplete.
 var ErrWalkInterrupted = errors.New("the walk of the DLQ was interrupted")
 
 // validToken reports whether s is a single subject token.
