@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/pkg/client"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
+	"github.com/agentfleet/agentfleet/pkg/taxonomy"
 )
 
 // Outcome is what became of one batch line.
@@ -62,7 +63,9 @@ type LineResult struct {
 	// Duplicate is set when the server already had the request.
 	Duplicate bool
 	// Earlier is set when the outcome is a dead-lettered or failed result
-	// stored before this run: the line was not sent again.
+	// stored before this run: the line was not sent again, or (a BAD_INPUT
+	// refusal, Duplicate also set) sent again inside the requests stream's
+	// duplicate window, which dropped it.
 	Earlier bool
 	// Err is the error of OutcomeInvalid, OutcomeError, OutcomeTimeout.
 	Err error
@@ -89,7 +92,9 @@ type BatchOptions struct {
 // A stored result that is dead-lettered or failed is the outcome too (Earlier
 // set, not submitted): the worker does not run a finished invocation again
 // for a resubmission, so its rerun is a replay from the DLQ (dlq-replayer
-// replay); WriteSummary says so. The returned results are in line order; RunBatch
+// replay); WriteSummary says so. A stored BAD_INPUT refusal is the
+// exception: the worker refused it before it recorded anything, so the
+// line is sent again and its new result is the outcome. The returned results are in line order; RunBatch
 // fails only when ctx ends (the rest are OutcomeCanceled).
 func RunBatch(ctx context.Context, c *client.Client, lines []Line, opts BatchOptions) ([]LineResult, error) {
 	if opts.Concurrency <= 0 {
@@ -197,6 +202,14 @@ func runLine(ctx context.Context, c *client.Client, l Line, limiter *rate.Limite
 	case err == nil && stored.Status == envelope.StatusCompleted:
 		r.Outcome, r.Class = OutcomeSkipped, stored.ErrorClass
 		return r
+	case err == nil && stored.Status == envelope.StatusFailed && stored.ErrorClass == string(taxonomy.BadInput):
+		// Refused as BAD_INPUT before (an agent not deployed yet, a size
+		// limit): the worker refused it before it wrote any record, so a
+		// resubmission runs, and the runbook's remedy ("fix it, purge
+		// them; the producer sends them again") is this rerun. It used to
+		// be reported as an earlier failure for ever (found in review,
+		// eighteenth session).
+		return resend(ctx, c, l, limiter, timeout, r, stored, fail)
 	case err == nil:
 		// Dead-lettered or failed before: a resubmission would not run it
 		// again (the worker answers a finished invocation from its record
@@ -223,6 +236,37 @@ func runLine(ctx context.Context, c *client.Client, l Line, limiter *rate.Limite
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := c.Await(actx, id)
+	if err != nil {
+		return fail(err)
+	}
+	r.Outcome, r.Class = Outcome(res.Status), res.ErrorClass
+	return r
+}
+
+// resend submits a line whose stored result is a BAD_INPUT refusal again
+// and awaits the result that follows the stored one. A resubmission the
+// server drops as a duplicate (the earlier one is still in the requests
+// stream's duplicate window) gets no new result: the stored one is the
+// outcome (Earlier and Duplicate set), and WriteSummary says to wait the
+// window out.
+func resend(ctx context.Context, c *client.Client, l Line, limiter *rate.Limiter, timeout time.Duration,
+	r LineResult, stored *client.StoredResult, fail func(error) LineResult) LineResult {
+	if err := limiter.Wait(ctx); err != nil {
+		return fail(err)
+	}
+	req := *l.Request
+	rec, err := c.Send(ctx, &req)
+	if err != nil {
+		return fail(err)
+	}
+	r.Submitted, r.Duplicate = true, rec.Duplicate
+	if rec.Duplicate {
+		r.Outcome, r.Class, r.Earlier = Outcome(stored.Status), stored.ErrorClass, true
+		return r
+	}
+	actx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err := c.AwaitAfter(actx, l.Request.InvocationID, stored.Seq)
 	if err != nil {
 		return fail(err)
 	}

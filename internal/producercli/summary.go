@@ -62,9 +62,12 @@ func WriteSummary(w io.Writer, results []LineResult) {
 	fmt.Fprintf(tw, "total\t\t%d\n", len(results))
 	fmt.Fprintf(tw, "submitted\t\t%d\n", submitted)
 	_ = tw.Flush()
-	earlier := 0
+	earlier, window := 0, 0
 	for _, r := range results {
-		if r.Earlier {
+		switch {
+		case r.Earlier && r.Duplicate:
+			window++
+		case r.Earlier:
 			earlier++
 		}
 	}
@@ -72,6 +75,11 @@ func WriteSummary(w io.Writer, results []LineResult) {
 		fmt.Fprintf(w, "%d line(s) had ended dead_lettered or failed before this run and were not sent again: "+
 			"the worker does not rerun a finished invocation for a resubmission. Once the cause is fixed, "+
 			"replay them from the DLQ (dlq-replayer replay --invocation <id>, or by class; see docs/runbook.md).\n", earlier)
+	}
+	if window > 0 {
+		fmt.Fprintf(w, "%d line(s) refused as BAD_INPUT before were sent again, but the requests stream still held "+
+			"the earlier request in its duplicate window and dropped them: run the batch again once the window "+
+			"(10 minutes) has passed.\n", window)
 	}
 }
 
