@@ -142,6 +142,8 @@ func (n *NATSOrders) Refunds(ctx context.Context) ([]Refund, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Stop the lister on an early return, or its subscription lives on.
+	defer func() { _ = lister.Stop() }()
 	var out []Refund
 	for k := range lister.Keys() {
 		e, err := n.kv.Get(ctx, k)

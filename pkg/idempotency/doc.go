@@ -6,9 +6,15 @@
 // The flow of one wrapped tool call (see Wrap):
 //
 //	derive key ─▶ Claim ─┬─ acquired / reclaimed ─▶ run the tool (lease renewed) ─┬─ final result ─▶ Complete
-//	                     │                                                       └─ retryable map / Go error ─▶ Release
+//	                     │                                                       ├─ retryable map, ErrNotApplied, invalid arguments ─▶ Release
+//	                     │                                                       └─ any other Go error or a panic ─▶ Complete(outcome_unknown)
 //	                     ├─ completed ─▶ return the stored result (a replay), the tool does not run
 //	                     └─ in progress by a live owner ─▶ wait (bounded, backoff), then *InProgressError
+//
+// A tool that fails with a Go error may have done its effect first (a
+// refund sent, its reply lost): the record says the outcome is unknown, and
+// a retry answers from it instead of running the tool again. Only a tool
+// that says it did nothing (an error matching ErrNotApplied) is released.
 //
 // The store is the only source of truth: if it cannot be reached the tool does
 // not run (fail closed) and the error matches ErrStoreUnavailable, so the

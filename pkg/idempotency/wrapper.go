@@ -14,7 +14,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
-	"github.com/agentfleet/agentfleet/pkg/agent/session"
 	"github.com/agentfleet/agentfleet/pkg/agent/tool"
 )
 
@@ -213,26 +212,50 @@ func (c *call) replay(rec Record, argsHash string) (map[string]any, error) {
 // asked of the loop (session.Actions), when it asked anything: a replay
 // gives the loop the same state changes and the same end of the
 // invocation as the run it replays. It is never part of a result a caller
-// sees.
+// sees, unless the tool's own result has a member of that name: that one is
+// stored inside the wrapper's member (storedActions.ToolMember) and given
+// back as it was.
 const actionsKey = "_agentfleet_actions"
 
+// storedActions is what actionsKey holds: the tool's actions and, when the
+// tool's own result had a member named actionsKey, that member's value.
+// Records written before ToolMember existed decode the same.
+type storedActions struct {
+	StateDelta    map[string]any  `json:"state_delta,omitempty"`
+	EndInvocation bool            `json:"end_invocation,omitempty"`
+	ToolMember    json.RawMessage `json:"tool_member,omitempty"`
+}
+
 // withActions returns the result to store: res, with the tool's actions
-// under actionsKey when it recorded any.
+// under actionsKey when it recorded any, or when res itself has a member
+// of that name (a tool passing a downstream service's JSON through): a
+// replay would otherwise read the tool's member as actions (found in
+// review, eighteenth session).
 func (c *call) withActions(res map[string]any, raw []byte) ([]byte, error) {
 	acts := c.tc.Actions()
-	if !acts.EndInvocation && len(acts.StateDelta) == 0 {
+	own, clash := res[actionsKey]
+	if !acts.EndInvocation && len(acts.StateDelta) == 0 && !clash {
 		return raw, nil
+	}
+	sa := storedActions{StateDelta: acts.StateDelta, EndInvocation: acts.EndInvocation}
+	if clash {
+		b, err := json.Marshal(own)
+		if err != nil {
+			return nil, err
+		}
+		sa.ToolMember = b
 	}
 	m := make(map[string]any, len(res)+1)
 	for k, v := range res {
 		m[k] = v
 	}
-	m[actionsKey] = acts
+	m[actionsKey] = sa
 	return json.Marshal(m)
 }
 
 // replayActions takes the stored actions out of res and records them on
-// the call's tool context, as the tool did when it ran.
+// the call's tool context, as the tool did when it ran; a member of the
+// tool's own that shared the name goes back into res.
 func (c *call) replayActions(res map[string]any) error {
 	v, ok := res[actionsKey]
 	if !ok {
@@ -243,14 +266,21 @@ func (c *call) replayActions(res map[string]any) error {
 	if err != nil {
 		return err
 	}
-	var acts session.Actions
-	if err := json.Unmarshal(raw, &acts); err != nil {
+	var sa storedActions
+	if err := json.Unmarshal(raw, &sa); err != nil {
 		return fmt.Errorf("decode actions: %w", err)
 	}
-	for k, v := range acts.StateDelta {
+	if len(sa.ToolMember) > 0 {
+		var own any
+		if err := json.Unmarshal(sa.ToolMember, &own); err != nil {
+			return fmt.Errorf("decode actions: the tool's own %s member: %w", actionsKey, err)
+		}
+		res[actionsKey] = own
+	}
+	for k, v := range sa.StateDelta {
 		c.tc.SetState(k, v)
 	}
-	if acts.EndInvocation {
+	if sa.EndInvocation {
 		c.tc.EndInvocation()
 	}
 	return nil
