@@ -17,7 +17,8 @@ import (
 // counted locally since the last flush; successes alone are flushed at most
 // once per CheckInterval (the staleness the decorator already accepts for
 // "is it open?"), so a healthy model costs no round trip per call. Keys:
-// <prefix>cooldown:<model>:{c,f}:<bucket> and <prefix>cooldown:<model>:open;
+// <prefix>cooldown:<model>:{c,f}:<bucket> and <prefix>cooldown:<model>:open
+// (the model name escaped, modelKeyEscaper);
 // nothing scans the keyspace.
 type Redis struct {
 	c      redis.UniversalClient
@@ -74,8 +75,16 @@ return 0
 `)
 
 func (r *Redis) base(model string) string {
-	return r.prefix + "cooldown:" + strings.NewReplacer(":", "_", " ", "_").Replace(model)
+	return r.prefix + "cooldown:" + modelKeyEscaper.Replace(model)
 }
+
+// modelKeyEscaper makes a model name one key segment: it escapes the key
+// separator, white space and a cluster hash tag's braces, and the escape
+// character itself, so that two names never share a key. It used to turn
+// ":" and " " into "_", and "sim:support" shared its cooldown with
+// "sim_support" (found in review, seventeenth session). A name without
+// these characters keeps its key.
+var modelKeyEscaper = strings.NewReplacer("%", "%25", ":", "%3A", " ", "%20", "{", "%7B", "}", "%7D")
 
 // Record implements Store.
 func (r *Redis) Record(ctx context.Context, model string, transient bool) (time.Time, error) {

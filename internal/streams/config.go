@@ -94,6 +94,15 @@ type Config struct {
 	// reads the delivery count from the message metadata and dead-letters
 	// past its own limit, so the server never drops a request.
 	WorkerConsumer string
+	// WorkerStores names the stores the workers keep their idempotency
+	// records, sessions and invocation records in (app.StoresIdentity:
+	// "redis db=0 prefix=af:", "nats-kv"). EnsureWorkerConsumer records it
+	// in the worker consumer's description and refuses a worker whose
+	// stores differ from the recorded ones (ErrStoresDiffer): a request
+	// redelivered from one to the other would run its effects again,
+	// because the second store knows nothing of the first's keys. Empty
+	// (tests, tools): nothing is checked or recorded.
+	WorkerStores string
 	// WorkerAckWait is the worker consumer's AckWait (default 60s).
 	WorkerAckWait time.Duration
 	// WorkerMaxAckPending is the worker consumer's MaxAckPending (default

@@ -2,7 +2,9 @@ package streams
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -56,14 +58,57 @@ func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) ([]Applied,
 // a worker calls this when its consumer has disappeared (deleted by hand,
 // the stream re-created without it) to consume again with the same
 // configuration. The requests stream must exist.
+//
+// With cfg.WorkerStores set, the consumer's description records the
+// stores (see WorkerStoresOf), and a consumer that records other stores is
+// not touched: the error wraps ErrStoresDiffer. Without it, the recorded
+// stores are kept.
 func EnsureWorkerConsumer(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Consumer, error) {
 	cfg = cfg.WithDefaults()
 	cc := cfg.WorkerConsumerConfig()
+	recorded := ""
+	switch cur, err := js.Consumer(ctx, cfg.RequestsStream, cc.Durable); {
+	case err == nil:
+		recorded = WorkerStoresOf(cur.CachedInfo().Config.Description)
+	case !errors.Is(err, jetstream.ErrConsumerNotFound):
+		return nil, fmt.Errorf("streams: consumer %s on %s: %w", cc.Durable, cfg.RequestsStream, err)
+	}
+	stores := cfg.WorkerStores
+	switch {
+	case stores != "" && recorded != "" && stores != recorded:
+		return nil, fmt.Errorf("streams: consumer %s on %s: %w: its workers use stores %q, this one %q; a request redelivered from one to the other would run its effects again. Use the same stores, or drain the fleet and delete the consumer before switching (see the README's upgrade notes)",
+			cc.Durable, cfg.RequestsStream, ErrStoresDiffer, recorded, stores)
+	case stores == "":
+		stores = recorded
+	}
+	if stores != "" {
+		cc.Description += workerStoresMark + stores
+	}
 	c, err := js.CreateOrUpdateConsumer(ctx, cfg.RequestsStream, cc)
 	if err != nil {
 		return nil, fmt.Errorf("streams: ensure consumer %s on %s: %w", cc.Durable, cfg.RequestsStream, err)
 	}
 	return c, nil
+}
+
+// ErrStoresDiffer is returned (wrapped) by EnsureWorkerConsumer (and
+// Ensure) when the worker consumer is used by workers with other stores
+// than cfg.WorkerStores. Restarting does not help: it is a configuration
+// error.
+var ErrStoresDiffer = errors.New("streams: the worker consumer is used by workers with other stores")
+
+// workerStoresMark separates the worker consumer's description from the
+// stores it records.
+const workerStoresMark = "; stores: "
+
+// WorkerStoresOf returns the stores a worker consumer's description
+// records ("" when it records none: a consumer made before the check
+// existed, or by a tool).
+func WorkerStoresOf(description string) string {
+	if _, after, ok := strings.Cut(description, workerStoresMark); ok {
+		return after
+	}
+	return ""
 }
 
 // DLQMaxAge returns the DLQ stream's max age as the server has it (0: it
