@@ -70,29 +70,41 @@ func (b *Budget) Tokens() float64 {
 	return b.tokens
 }
 
-// Budgets is a registry of budgets keyed by model name, so that every
-// decorator of the same model in a process shares one budget.
+// Budgets is a registry of budgets keyed by model name and settings, so
+// that every decorator of the same model with the same budget settings in
+// a process shares one budget.
 type Budgets struct {
 	mu sync.Mutex
-	m  map[string]*Budget
+	m  map[budgetKey]*Budget
+}
+
+// budgetKey identifies a shared budget.
+type budgetKey struct {
+	model                 string
+	maxTokens, tokenRatio float64
 }
 
 // DefaultBudgets is the process-wide registry New uses when no budget is
 // given with WithBudget.
 var DefaultBudgets = &Budgets{}
 
-// For returns the budget of modelName, creating it with maxTokens and
-// tokenRatio if it does not exist yet (the first creator's settings win).
+// For returns the budget of modelName with maxTokens and tokenRatio,
+// creating it if it does not exist yet. Decorators of one model configured
+// with other settings get a budget of their own with their settings: the
+// first creator's settings used to win, so a second agent configured for a
+// larger (or a smaller) budget silently got the first one's (found in
+// review, seventeenth session).
 func (r *Budgets) For(modelName string, maxTokens, tokenRatio float64) *Budget {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.m == nil {
-		r.m = map[string]*Budget{}
+		r.m = map[budgetKey]*Budget{}
 	}
-	b, ok := r.m[modelName]
+	k := budgetKey{modelName, maxTokens, tokenRatio}
+	b, ok := r.m[k]
 	if !ok {
 		b = NewBudget(maxTokens, tokenRatio)
-		r.m[modelName] = b
+		r.m[k] = b
 	}
 	return b
 }
