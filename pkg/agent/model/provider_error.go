@@ -29,6 +29,11 @@ type ProviderError struct {
 	QuotaExhausted bool
 	// RequestID is the provider's request id, if any.
 	RequestID string
+	// InStream is set when the failure came as an error event inside a
+	// stream whose HTTP response was 200 OK; StatusCode is then the status
+	// the same failure gets before a stream (what classifiers read), and
+	// the error text says so rather than claim the response had it.
+	InStream bool
 	// Err is the underlying error, if any.
 	Err error
 }
@@ -39,7 +44,12 @@ func (e *ProviderError) Error() string {
 		return "<nil *model.ProviderError>"
 	}
 	s := fmt.Sprintf("%s: model call failed", e.Provider)
-	if e.StatusCode != 0 {
+	switch {
+	case e.InStream && e.StatusCode != 0:
+		s += fmt.Sprintf(": stream error event (classed as HTTP %d)", e.StatusCode)
+	case e.InStream:
+		s += ": stream error event"
+	case e.StatusCode != 0:
 		s += fmt.Sprintf(": HTTP %d", e.StatusCode)
 	}
 	if e.Status != "" {

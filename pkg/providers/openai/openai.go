@@ -356,7 +356,7 @@ func wrapError(name string, err error, httpResp *http.Response) error {
 	}
 	var se *ssestream.StreamError
 	if errors.As(err, &se) {
-		pe := &model.ProviderError{Provider: ProviderName, Message: se.Message, Err: err}
+		pe := &model.ProviderError{Provider: ProviderName, Message: se.Message, Err: err, InStream: true}
 		e := gjson.GetBytes(se.Event.Data, "error")
 		pe.Code = e.Get("code").String()
 		pe.Status = e.Get("type").String()

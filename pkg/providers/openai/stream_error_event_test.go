@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -38,6 +39,11 @@ func TestStreamServerErrorEventBeforeOutputIsServer(t *testing.T) {
 	}
 	if c := taxonomy.ClassifyError(errs[0]); c != taxonomy.Server {
 		t.Errorf("stream error event type server_error before output: class %s, want SERVER (error: %v)", c, errs[0])
+	}
+	// The response was 200 OK: the text (what a DLQ entry's reason and the
+	// logs show) must not say it was an HTTP 500.
+	if msg := errs[0].Error(); !strings.Contains(msg, "stream error event") || strings.Contains(msg, ": HTTP 500") {
+		t.Errorf("error text %q: want it to say a stream error event, not HTTP 500", msg)
 	}
 
 	n.Store(0)
