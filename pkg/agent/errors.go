@@ -24,7 +24,10 @@ type ModelError struct {
 	// AfterOutput is true when partial output had reached the caller before
 	// the failure (the output was marked cut off).
 	AfterOutput bool
-	Err         error // Err is the provider's error.
+	// Err is the provider's error; when the invocation's context ended
+	// during the call, it is the context's error wrapping the provider's
+	// (both match: errors.Is, errors.As).
+	Err error
 }
 
 // Error implements error.

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"strings"
@@ -19,7 +20,7 @@ func (inv *invocation) modelStep(ctx context.Context, yield func(*session.Event,
 	req := inv.buildRequest()
 
 	for _, cb := range inv.callbacks.BeforeModel {
-		resp, err := callSafely("before-model", func() (*model.Response, error) { return cb(ctx, inv.cc, req) })
+		resp, err := callSafely(inv, "before-model", func() (*model.Response, error) { return cb(ctx, inv.cc, req) })
 		if err != nil {
 			return nil, err
 		}
@@ -59,11 +60,21 @@ func (inv *invocation) modelStep(ctx context.Context, yield func(*session.Event,
 			}
 		}
 		if ctx.Err() != nil {
-			return nil, &ModelError{Agent: inv.agent.Name, Model: inv.agent.Model.Name(), AfterOutput: partialText != "", Err: callErr}
+			// The invocation was cancelled or ran out of time during the
+			// call: the error matches the context's, as runTool's does, so
+			// the worker puts the message back instead of classifying the
+			// provider's answer to a call its caller gave up (found in
+			// review, eighteenth session). errors.As still finds the
+			// provider's error.
+			err := callErr
+			if !errors.Is(err, ctx.Err()) {
+				err = fmt.Errorf("%w: %w", ctx.Err(), err)
+			}
+			return nil, &ModelError{Agent: inv.agent.Name, Model: inv.agent.Model.Name(), AfterOutput: partialText != "", Err: err}
 		}
 		var substitute *model.Response
 		for _, cb := range inv.callbacks.OnModelError {
-			resp, err := callSafely("on-model-error", func() (*model.Response, error) { return cb(ctx, inv.cc, req, callErr) })
+			resp, err := callSafely(inv, "on-model-error", func() (*model.Response, error) { return cb(ctx, inv.cc, req, callErr) })
 			if err != nil {
 				return nil, err
 			}
@@ -86,7 +97,7 @@ func (inv *invocation) modelStep(ctx context.Context, yield func(*session.Event,
 	var last *session.Event
 	for _, resp := range responses {
 		for _, cb := range inv.callbacks.AfterModel {
-			repl, err := callSafely("after-model", func() (*model.Response, error) { return cb(ctx, inv.cc, resp) })
+			repl, err := callSafely(inv, "after-model", func() (*model.Response, error) { return cb(ctx, inv.cc, resp) })
 			if err != nil {
 				return nil, err
 			}
@@ -188,11 +199,15 @@ func mergeCalls(prev, cur *session.Event) *session.Event {
 	return &merged
 }
 
-// callSafely runs a callback, turning an error or a panic into a
-// *CallbackError.
-func callSafely[T any](hook string, fn func() (T, error)) (out T, err error) {
+// callSafely runs a callback of inv, turning an error or a panic into a
+// *CallbackError. A panic is logged with its stack through inv's logger,
+// as a tool's or a model's is (found in review, eighteenth session: the
+// dead letter said only "panic: index out of range" and no log line said
+// where); the error's text carries the panic value only, never the stack.
+func callSafely[T any](inv *invocation, hook string, fn func() (T, error)) (out T, err error) {
 	defer func() {
 		if p := recover(); p != nil {
+			inv.logAt(zerolog.ErrorLevel).Str("hook", hook).Interface("panic", p).Bytes("stack", debug.Stack()).Msg("callback panicked")
 			var zero T
 			out, err = zero, &CallbackError{Hook: hook, Err: fmt.Errorf("panic: %v", p)}
 		}

@@ -125,7 +125,9 @@ func (inv *invocation) runTool(ctx context.Context, fc *model.FunctionCall) tool
 			m = tool.Error(tool.ReasonUnknownTool, false, "No tool has that name.")
 			m["available_tools"] = toAny(inv.agent.ToolNames())
 		}
-		res.response = tool.Sanitize(m)
+		// SanitizeAll: the callback's map answers a failure whatever its
+		// shape (found in review, eighteenth session).
+		res.response = tool.SanitizeAll(m)
 		return res
 	}
 
@@ -133,8 +135,14 @@ func (inv *invocation) runTool(ctx context.Context, fc *model.FunctionCall) tool
 	tctx := tool.WithContext(ctx, tc)
 
 	var result map[string]any
+	// failed: result answers the tool's failure (an on-tool-error
+	// callback's map), so every string in it is sanitised whatever its
+	// shape: {"error": err.Error()} is no error map, and Sanitize would
+	// pass the database host and SQL in err to the model (found in review,
+	// eighteenth session).
+	failed := false
 	for _, cb := range inv.callbacks.BeforeTool {
-		m, err := callSafely("before-tool", func() (map[string]any, error) { return cb(tctx, inv.cc, call) })
+		m, err := callSafely(inv, "before-tool", func() (map[string]any, error) { return cb(tctx, inv.cc, call) })
 		if err != nil {
 			res.err = err
 			return res
@@ -192,7 +200,7 @@ func (inv *invocation) runTool(ctx context.Context, fc *model.FunctionCall) tool
 				res.err = &ToolError{Agent: name, Tool: fc.Name, CallID: fc.ID, Err: err}
 				return res
 			}
-			result = m
+			result, failed = m, true
 		} else {
 			result = out
 		}
@@ -202,7 +210,7 @@ func (inv *invocation) runTool(ctx context.Context, fc *model.FunctionCall) tool
 	}
 
 	for _, cb := range inv.callbacks.AfterTool {
-		m, err := callSafely("after-tool", func() (map[string]any, error) { return cb(tctx, inv.cc, call, result) })
+		m, err := callSafely(inv, "after-tool", func() (map[string]any, error) { return cb(tctx, inv.cc, call, result) })
 		if err != nil {
 			res.err = err
 			return res
@@ -216,7 +224,11 @@ func (inv *invocation) runTool(ctx context.Context, fc *model.FunctionCall) tool
 	} else {
 		inv.r.Metrics.toolCall(name, fc.Name, "ok")
 	}
-	res.response = tool.Sanitize(result)
+	if failed {
+		res.response = tool.SanitizeAll(result)
+	} else {
+		res.response = tool.Sanitize(result)
+	}
 	res.actions = tc.Actions()
 	return res
 }
@@ -261,7 +273,7 @@ func (inv *invocation) invokeTool(ctx context.Context, t tool.Tool, args map[str
 // wins. It returns (nil, nil) when none answers.
 func (inv *invocation) onToolError(ctx context.Context, call *ToolCall, err error) (map[string]any, error) {
 	for _, cb := range inv.callbacks.OnToolError {
-		m, cbErr := callSafely("on-tool-error", func() (map[string]any, error) { return cb(ctx, inv.cc, call, err) })
+		m, cbErr := callSafely(inv, "on-tool-error", func() (map[string]any, error) { return cb(ctx, inv.cc, call, err) })
 		if cbErr != nil {
 			return nil, cbErr
 		}

@@ -116,7 +116,9 @@ var (
 	dsnFieldRE = regexp.MustCompile(`(?i)\b(password|passwd|pwd|host|hostaddr|user|sslkey|sslpassword)=(?:'[^']*'|\S+)`)
 	// authValueRE: an HTTP credential in an error text: an Authorization
 	// or X-Api-Key header's value, or a bearer token on its own.
-	authValueRE = regexp.MustCompile(`(?i)(\b(?:proxy-)?authorization\s*[:=]\s*(?:(?:bearer|basic|token|digest)\s+)?|\bx-api-key\s*[:=]\s*|\bbearer\s+)[^\s"',;]+`)
+	// Gemini's x-goog-api-key is an API key header too (found in review,
+	// eighteenth session).
+	authValueRE = regexp.MustCompile(`(?i)(\b(?:proxy-)?authorization\s*[:=]\s*(?:(?:bearer|basic|token|digest)\s+)?|\bx-(?:goog-)?api-key\s*[:=]\s*|\bbearer\s+)[^\s"',;]+`)
 	// secretFieldRE: a key=value pair named for a secret ("api_key=…",
 	// "token=…", "client_secret=…", a signed URL's "signature=…").
 	// A name may carry a prefix ("stripe_api_key", "db_password",
@@ -126,11 +128,16 @@ var (
 	// secretJSONRE: the same names as a quoted JSON key ("api_key":
 	// "…"), as an error quoting the body it failed on shows them.
 	secretJSONRE = regexp.MustCompile(`(?i)("(?:[\w-]*[_-])?` + secretNames + `"\s*:\s*)(?:"(?:[^"\\]|\\.)*"|'[^']*'|[^\s,}\][{'"][^\s,}\]]*)`)
-	// passwordColonRE: "password: …" (a YAML or log line's form), its
-	// value quoted or one bare word (${2}); redactPasswordColon keeps a
+	// secretColonRE: "name: …" for a secret's name, its value quoted or
+	// one bare word (${2}): a YAML or log line ("api_key: sk-…",
+	// "client_secret: …"), and Go's %v of a map ("map[api_key:sk-…]") or
+	// %+v of a struct ("{APIKey:sk-…}", "{DBPassword:…}": the name may
+	// carry any prefix, camel case included). redactSecretColon keeps a
 	// bare word that starts a sentence ("password: must be at least 8
-	// characters").
-	passwordColonRE = regexp.MustCompile(`(?i)(\b(?:[\w-]*[_-])?(?:password|passwd)\s*:\s*)('[^']*'|"(?:[^"\\]|\\.)*"|[^\s"',;]+)`)
+	// characters", "invalid token: expired"). It was "password:" only until
+	// the eighteenth session's review found api keys and client secrets in
+	// these shapes reaching the model.
+	secretColonRE = regexp.MustCompile(`(?i)(\b[\w-]*` + secretNames + `\s*:\s*)('[^']*'|"(?:[^"\\]|\\.)*"|[^\s"',;]+)`)
 	// pathRE: a file path, Unix (two components or more, after a space,
 	// a quote, a bracket or the start), Windows with a drive letter, or
 	// UNC ("dial unix /var/run/redis/redis.sock", "open C:\data\x.db").
@@ -140,8 +147,12 @@ var (
 const redacted = "[redacted]"
 
 // secretNames are the names of secrets in key=value pairs and JSON keys
-// (secretFieldRE, secretJSONRE).
+// (secretFieldRE, secretJSONRE) and before a colon (secretColonRE).
 const secretNames = `(?:api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key|(?:access|refresh|id|auth|session)[_-]?token|token|client[_-]?secret|secret|signature|password|passwd|pwd)`
+
+// secretNameWords: every match of secretNames contains one of them,
+// ignoring ASCII case (the pre-check of secretColonRE).
+var secretNameWords = []string{"key", "token", "secret", "signature", "passw", "pwd"}
 
 // mayBeStack reports whether s holds a substring that every match of
 // stackFrameRE (case-sensitive) contains.
@@ -224,8 +235,8 @@ func redactOnce(s string) string {
 		if strings.Contains(s, `"`) {
 			s = secretJSONRE.ReplaceAllString(s, `${1}"`+redacted+`"`)
 		}
-		if mayContainFold(s, "passw") {
-			s = redactPasswordColon(s)
+		if mayContainFold(s, secretNameWords...) {
+			s = redactSecretColon(s)
 		}
 	}
 	if mayContainFold(s, "authorization", "bearer", "api-key") {
@@ -300,6 +311,24 @@ func Sanitize(m map[string]any) map[string]any {
 	return out
 }
 
+// SanitizeAll is Sanitize for a map of any shape: every string (also
+// inside nested maps and slices) passes through SanitizeString, an error
+// map or not. The agent loop applies it to a map that answers a failure
+// whatever its shape (an on-tool-error callback's {"error": err.Error()}
+// has neither "status" nor "reason", and Sanitize would return it
+// unchanged; found in review, eighteenth session). An error map is
+// sanitised as Sanitize does; nil stays nil.
+func SanitizeAll(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	if IsErrorMap(m) {
+		return Sanitize(m)
+	}
+	out, _ := sanitizeValue(m, 0).(map[string]any)
+	return out
+}
+
 // sanitizeKeys returns the sanitised keys of x in sorted order of the
 // originals, each distinct: two keys that sanitise alike ("a\nx" and
 // "a\ny" are both "a") would lose an entry, so a later one gets "#2",
@@ -371,9 +400,10 @@ func sanitizeValue(v any, depth int) any {
 	}
 }
 
-// sentenceWords are words that follow "password:" in a message about a
-// password rather than in a line holding one ("Invalid password: must be
-// at least 8 characters", "wrong password: account locked").
+// sentenceWords are words that follow "password:" (or another secret's
+// name and a colon) in a message about a password rather than in a line
+// holding one ("Invalid password: must be at least 8 characters", "wrong
+// password: account locked", "Invalid api_key: must be 32 characters").
 var sentenceWords = map[string]bool{
 	"must": true, "is": true, "are": true, "was": true, "were": true, "be": true, "should": true,
 	"cannot": true, "can't": true, "can": true, "could": true, "too": true, "not": true, "does": true,
@@ -384,19 +414,23 @@ var sentenceWords = map[string]bool{
 	"an": true, "of": true, "to": true, "contains": true, "length": true, "minimum": true,
 	"maximum": true, "will": true, "would": true, "may": true, "policy": true, "isn't": true,
 	"none": true, "unchanged": true, "rejected": true, "accepted": true, "ok": true,
+	"eof": true, // a parser's "unexpected token: EOF"
 }
 
-// redactPasswordColon redacts the values of passwordColonRE's matches,
-// but for a bare word of sentenceWords.
-func redactPasswordColon(s string) string {
-	return passwordColonRE.ReplaceAllStringFunc(s, func(m string) string {
-		sub := passwordColonRE.FindStringSubmatch(m)
+// redactSecretColon redacts the values of secretColonRE's matches, but
+// for a bare word of sentenceWords.
+func redactSecretColon(s string) string {
+	return secretColonRE.ReplaceAllStringFunc(s, func(m string) string {
+		sub := secretColonRE.FindStringSubmatch(m)
 		if sub == nil {
 			return m
 		}
 		v := sub[2]
 		if v != "" && v[0] != '\'' && v[0] != '"' && sentenceWords[strings.ToLower(strings.TrimRight(v, ".!?:)"))] {
 			return m
+		}
+		if !strings.ContainsFunc(v, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
+			return m // a parser's "unexpected token: }": no secret is punctuation only
 		}
 		return sub[1] + redacted
 	})

@@ -15,7 +15,7 @@ func sanitizeReference(s string) string {
 		s = dsnFieldRE.ReplaceAllString(s, "${1}="+redacted)
 		s = secretFieldRE.ReplaceAllString(s, "${1}"+redacted)
 		s = secretJSONRE.ReplaceAllString(s, `${1}"`+redacted+`"`)
-		s = redactPasswordColon(s)
+		s = redactSecretColon(s)
 		s = authValueRE.ReplaceAllString(s, "${1}"+redacted)
 		s = pathRE.ReplaceAllString(s, "${1}"+redacted)
 		s = ipv6RE.ReplaceAllString(s, redacted)
@@ -44,7 +44,7 @@ func FuzzSanitizeMatchesReference(f *testing.F) {
 		"connect admin:hunter2@tcp(orders-db:3306)/orders", "host=orders-db user=admin password='a b'",
 		"dial unix /var/run/redis/redis.sock: refused", `open C:\data\x.db: denied`, `\\srv\share\f`, "A/B test",
 		"Authorization: Bearer sk_1", "PROXY-AUTHORIZATION=basic abc", "x-api-key: k1", "bearer\tabc", "api_key=k token='a b' client_secret=\"c\"", `{"api_key": "k\"1", "GITHUB_TOKEN":9}`, "db_password=x AWS_SECRET_ACCESS_KEY=y", "Password : 'p w'",
-		"dial tcp orders_db:5432: refused", "lookup my_app_redis_1: no such host", "db_1.svc is down",
+		"dial tcp orders_db:5432: refused", "map[api_key:k1]", "{BaseURL:x APIKey:k1}", "client_secret: c", "x-goog-api-key: k", "Invalid api_key: must be 32", "API\u212aEY: x", "unexpected token: EOF", "lookup my_app_redis_1: no such host", "db_1.svc is down",
 	} {
 		f.Add(s)
 	}
