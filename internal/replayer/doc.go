@@ -37,7 +37,9 @@
 // their subject (one filtered purge below a sequence instead of one delete
 // each; see remover), otherwise one by one; an interrupted run may leave
 // up to a batch of replayed entries behind, which the next run counts as
-// already replayed. Entries are
+// already replayed, or, once their invocation completed, as "already
+// completed" (not replayed again: the worker would ack it without a result,
+// and a canary must be made of replays that run). Entries are
 // selected by walking the stream in stream order (a short-lived ephemeral
 // consumer for replays, dlq.Reader.List for list, stats and show), not by the
 // durable "dlq-replayer" consumer, so that filters, --dry-run and the real

@@ -151,6 +151,16 @@ func drainPass(ctx context.Context, c *cmdCtx, f *Fleet, sel Selection, m *Metri
 			act = append(act, p)
 		}
 	}
+	// A model with no entry left to replay has none held back: clear its
+	// paused gauge, which no entry of this pass would (found in review,
+	// eighteenth session).
+	models := map[string]bool{}
+	for _, p := range act {
+		if p.Action == ActionReplay && p.Item.Entry != nil {
+			models[p.Item.Entry.Model] = true
+		}
+	}
+	m.unpauseAllBut(models)
 	if len(act) == 0 {
 		return Counts{}, nil
 	}
@@ -162,7 +172,8 @@ func drainPass(ctx context.Context, c *cmdCtx, f *Fleet, sel Selection, m *Metri
 	})
 	t := sum.Total()
 	c.log.Info().Int("replayed", t.Replayed).Int("completed", t.Completed).Int("dead_lettered_again", t.DeadLettered).
-		Int("parked", t.Parked).Int("skipped", t.Skipped).Int("already_replayed", t.AlreadyReplayed).Int("errors", t.Errors).
+		Int("parked", t.Parked).Int("skipped", t.Skipped).Int("already_replayed", t.AlreadyReplayed).
+		Int("already_completed", t.AlreadyCompleted).Int("errors", t.Errors).
 		Msg("drain pass done")
 	return t, err
 }

@@ -1,6 +1,8 @@
 package replayer
 
 import (
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -43,6 +45,13 @@ type Metrics struct {
 	Paused   *prometheus.GaugeVec   // Paused is 1 while a model's replays are paused (MetricPaused).
 	Entries  *prometheus.GaugeVec   // Entries is the DLQ entry count at the last pass (MetricEntries).
 	Passes   prometheus.Counter     // Passes counts drain passes (MetricPasses).
+
+	// pausedOn is what Paused says per model, kept across a drain's passes
+	// (each pass is an Execute of its own): a pass that finds the
+	// cooldown closed, or has no entry of the model left to hold back,
+	// clears what an earlier pass set.
+	pausedMu sync.Mutex
+	pausedOn map[string]bool
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -93,12 +102,39 @@ func (m *Metrics) halt(rule string) {
 	}
 }
 
+// paused sets Paused for model. A model never paused gets no series.
 func (m *Metrics) paused(model string, on bool) {
-	if m != nil {
-		v := 0.0
-		if on {
-			v = 1
+	if m == nil {
+		return
+	}
+	m.pausedMu.Lock()
+	defer m.pausedMu.Unlock()
+	if m.pausedOn == nil {
+		m.pausedOn = map[string]bool{}
+	}
+	if was, seen := m.pausedOn[model]; was == on && (seen || !on) {
+		return
+	}
+	m.pausedOn[model] = on
+	v := 0.0
+	if on {
+		v = 1
+	}
+	m.Paused.WithLabelValues(model).Set(v)
+}
+
+// unpauseAllBut clears Paused for every paused model not in keep: a drain
+// pass with no entry of a model holds none of its replays back.
+func (m *Metrics) unpauseAllBut(keep map[string]bool) {
+	if m == nil {
+		return
+	}
+	m.pausedMu.Lock()
+	defer m.pausedMu.Unlock()
+	for model, on := range m.pausedOn {
+		if on && !keep[model] {
+			m.pausedOn[model] = false
+			m.Paused.WithLabelValues(model).Set(0)
 		}
-		m.Paused.WithLabelValues(model).Set(v)
 	}
 }

@@ -88,7 +88,10 @@ func runShow(ctx context.Context, c *cmdCtx, pos []string) error {
 func Show(ctx context.Context, f *Fleet, id string) (*Shown, error) {
 	sh := &Shown{InvocationID: id, Events: []ShownEvent{}, Effects: []ShownEffect{}}
 	collect := func(r *dlq.Reader) ([]ListedEntry, error) {
-		var out []ListedEntry
+		// [] rather than null in --json when there is none, as list --json
+		// and show's events and effects (found in review, eighteenth
+		// session: jq '.entries[]' failed for a completed invocation).
+		out := []ListedEntry{}
 		for it, err := range r.List(ctx, dlq.Filter{}) {
 			if it == nil {
 				return out, err

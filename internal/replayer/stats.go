@@ -45,7 +45,10 @@ type Stats struct {
 func CollectStats(ctx context.Context, f *Fleet, filter dlq.Filter) (*Stats, error) {
 	type key struct{ class, agent string }
 	rows := map[key]*StatsRow{}
-	st := &Stats{}
+	// Rows is [] when the DLQ is empty, not null: scripts iterate it (jq
+	// '.rows[]') and the empty DLQ is the usual case (found in review,
+	// eighteenth session).
+	st := &Stats{Rows: []StatsRow{}}
 	for it, err := range f.Reader.List(ctx, filter) {
 		if it == nil {
 			return nil, err

@@ -29,6 +29,9 @@ type Counts struct {
 	// AlreadyReplayed: another replayer (or an earlier, interrupted run)
 	// had published this replay; it was not published again.
 	AlreadyReplayed int `json:"already_replayed"`
+	// AlreadyCompleted: the invocation had completed before (its record or
+	// result says so); the entry was removed without a replay.
+	AlreadyCompleted int `json:"already_completed"`
 	// Bad: undecodable entries, reported and left in place.
 	Bad int `json:"bad"`
 	// Errors: a publish or delete failed.
@@ -43,6 +46,7 @@ func (c *Counts) add(o Counts) {
 	c.Parked += o.Parked
 	c.Skipped += o.Skipped
 	c.AlreadyReplayed += o.AlreadyReplayed
+	c.AlreadyCompleted += o.AlreadyCompleted
 	c.Bad += o.Bad
 	c.Errors += o.Errors
 }
@@ -112,10 +116,10 @@ func (s *Summary) Write(w io.Writer, asJSON bool) {
 	}
 	sort.Strings(classes)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "CLASS\tREPLAYED\tCOMPLETED\tDEAD-LETTERED AGAIN\tNO RESULT\tPARKED\tSKIPPED\tALREADY REPLAYED\tBAD\tERRORS\t")
+	fmt.Fprintln(tw, "CLASS\tREPLAYED\tCOMPLETED\tDEAD-LETTERED AGAIN\tNO RESULT\tPARKED\tSKIPPED\tALREADY REPLAYED\tALREADY COMPLETED\tBAD\tERRORS\t")
 	row := func(name string, c Counts) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", name, c.Replayed, c.Completed, c.DeadLettered,
-			c.NoResult, c.Parked, c.Skipped, c.AlreadyReplayed, c.Bad, c.Errors)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", name, c.Replayed, c.Completed, c.DeadLettered,
+			c.NoResult, c.Parked, c.Skipped, c.AlreadyReplayed, c.AlreadyCompleted, c.Bad, c.Errors)
 	}
 	for _, k := range classes {
 		row(k, by[k])

@@ -2,13 +2,16 @@ package replayer
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/agentfleet/agentfleet/pkg/client"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
 
@@ -16,9 +19,19 @@ import (
 // <result prefix>.*) and applies the auto-halt rule: once minResults results
 // came back, it halts when the share of dead_lettered and failed ones
 // reaches ratio.
+//
+// A result counts for a replay only if it belongs to that replay's
+// generation or a later one: its Nats-Msg-Id (res-<id>-<n>-<status>, see
+// worker.ResultMsgID) carries the replay count n of the request it answers.
+// An older generation's result (the dead_lettered result of the run that
+// made the entry, published late; a completed result of an earlier
+// replay) says nothing about this replay (found in review, eighteenth
+// session).
 type tracker struct {
 	sub        *nats.Subscription
-	cl         *client.Client
+	js         jetstream.JetStream
+	stream     string // the results stream
+	prefix     string // the result subject prefix
 	ratio      float64
 	minResults int
 	onResult   func(id, class string, st envelope.Status)
@@ -35,14 +48,58 @@ type watch struct {
 	class string
 	done  chan struct{}
 	res   *envelope.Result
-	// refs counts the replays of the invocation registered and not
-	// forgotten (two entries of one invocation in a plan share a watch).
-	refs int
+	// gens counts the replays of the invocation registered and not
+	// forgotten, by replay count (two entries of one invocation in a plan
+	// share a watch).
+	gens map[int]int
 }
 
-func newTracker(nc *nats.Conn, cl *client.Client, resultPrefix string, ratio float64, minResults int,
+// want is the replay count a result must carry to count: the newest
+// registered replay's (an older replay of the invocation that the newer
+// entry followed is acked by the worker without a new result).
+func (w *watch) want() int {
+	n := -1
+	for g := range w.gens {
+		n = max(n, g)
+	}
+	return n
+}
+
+// refs is the number of registered replays.
+func (w *watch) refs() int {
+	n := 0
+	for _, c := range w.gens {
+		n += c
+	}
+	return n
+}
+
+// resultReplay reads the replay count from a result's Nats-Msg-Id
+// (res-<id>-<n>-<status>). ok is false when the id is absent or not of
+// that form (a result published without one: a request dead-lettered as
+// received).
+func resultReplay(msgID, invocationID string) (n int, ok bool) {
+	rest, found := strings.CutPrefix(msgID, "res-"+invocationID+"-")
+	if !found {
+		return 0, false
+	}
+	num, _, found := strings.Cut(rest, "-")
+	if !found {
+		return 0, false
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil {
+		return 0, false
+	}
+	return n, true
+}
+
+// newTracker subscribes to the results; js and resultsStream serve the
+// look-up of a result the subscription missed.
+func newTracker(nc *nats.Conn, js jetstream.JetStream, resultsStream, resultPrefix string, ratio float64, minResults int,
 	onResult func(id, class string, st envelope.Status)) (*tracker, error) {
-	t := &tracker{cl: cl, ratio: ratio, minResults: minResults, onResult: onResult, pending: map[string]*watch{}}
+	t := &tracker{js: js, stream: resultsStream, prefix: resultPrefix, ratio: ratio, minResults: minResults,
+		onResult: onResult, pending: map[string]*watch{}}
 	sub, err := nc.Subscribe(resultPrefix+".*", t.handle)
 	if err != nil {
 		return nil, fmt.Errorf("subscribe to results: %w", err)
@@ -58,25 +115,29 @@ func newTracker(nc *nats.Conn, cl *client.Client, resultPrefix string, ratio flo
 
 func (t *tracker) close() { _ = t.sub.Unsubscribe() }
 
-// expect registers a replay before it is published, so its result cannot
-// be missed. A replay of an invocation already awaited shares its watch.
-func (t *tracker) expect(id, class string) {
+// expect registers a replay (replay count n) before it is published, so
+// its result cannot be missed. A replay of an invocation already awaited
+// shares its watch.
+func (t *tracker) expect(id, class string, n int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if w, ok := t.pending[id]; ok && w.res == nil {
-		w.refs++
+		w.gens[n]++
 		return
 	}
-	t.pending[id] = &watch{class: class, done: make(chan struct{}), refs: 1}
+	t.pending[id] = &watch{class: class, done: make(chan struct{}), gens: map[int]int{n: 1}}
 }
 
 // forget drops a registration (the publish failed or was a duplicate); the
 // watch goes when no other replay of the invocation holds it.
-func (t *tracker) forget(id string) {
+func (t *tracker) forget(id string, n int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if w, ok := t.pending[id]; ok && w.res == nil {
-		if w.refs--; w.refs <= 0 {
+		if w.gens[n]--; w.gens[n] <= 0 {
+			delete(w.gens, n)
+		}
+		if w.refs() <= 0 {
 			delete(t.pending, id)
 		}
 	}
@@ -87,13 +148,20 @@ func (t *tracker) handle(m *nats.Msg) {
 	if err != nil {
 		return
 	}
-	t.record(res)
+	n, known := resultReplay(m.Header.Get(envelope.HeaderMsgID), res.InvocationID)
+	t.record(res, n, known)
 }
 
-func (t *tracker) record(res *envelope.Result) {
+// record takes res as the result of its invocation's awaited replay unless
+// its replay count n (known: read from its Nats-Msg-Id) is older than the
+// replay's. A result without one is taken as before: the worker publishes
+// without an id only a request's dead letter as received (a replay of the
+// same bytes meets the same fate) and, rarely, a recorded result again
+// after the results stream lost it.
+func (t *tracker) record(res *envelope.Result, n int, known bool) {
 	t.mu.Lock()
 	w, ok := t.pending[res.InvocationID]
-	if !ok || w.res != nil {
+	if !ok || w.res != nil || (known && n < w.want()) {
 		t.mu.Unlock()
 		return
 	}
@@ -126,9 +194,13 @@ func (t *tracker) halt() error {
 }
 
 // await waits up to timeout for the result of id. When none arrives it
-// looks at the stored result: an invocation that had completed before (a
-// replay the worker recognised as done publishes nothing new) counts as
-// completed. It returns nil when there is no result.
+// looks at the stored result, in case the subscription missed it: a
+// completed result of this replay's generation or a later one counts. An
+// older one does not (found in review, eighteenth session): it predates the
+// replay (an invocation that had completed before; the replayer no longer
+// publishes those, see exec.completedBefore), so the replay was acked
+// without running and proves nothing, least of all as a canary. It
+// returns nil when there is no result.
 func (t *tracker) await(ctx context.Context, id string, timeout time.Duration) *envelope.Result {
 	t.mu.Lock()
 	w, ok := t.pending[id]
@@ -147,11 +219,38 @@ func (t *tracker) await(ctx context.Context, id string, timeout time.Duration) *
 	}
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if st, err := t.cl.Lookup(lctx, id); err == nil && st.Status == envelope.StatusCompleted {
-		t.record(st.Result)
-		return st.Result
+	// Without a replay count in its id a stored result cannot be told from
+	// an earlier generation's: it does not count. record itself refuses an
+	// older generation's.
+	if res, n, known, err := t.lookup(lctx, id); err == nil && known && res.Status == envelope.StatusCompleted {
+		t.record(res, n, known)
 	}
-	return nil
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return w.res // also a live result that came in meanwhile
+}
+
+// lookup reads id's stored result and the replay count of its Nats-Msg-Id.
+func (t *tracker) lookup(ctx context.Context, id string) (res *envelope.Result, n int, known bool, err error) {
+	if t.js == nil {
+		return nil, 0, false, errors.New("no results stream")
+	}
+	s, err := t.js.Stream(ctx, t.stream)
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("results stream %s: %w", t.stream, err)
+	}
+	raw, err := s.GetLastMsgForSubject(ctx, envelope.ResultSubject(t.prefix, id))
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("result of %s: %w", id, err)
+	}
+	if res, err = envelope.DecodeResult(raw.Data); err != nil {
+		return nil, 0, false, fmt.Errorf("result of %s: %w", id, err)
+	}
+	if res.InvocationID != id {
+		return nil, 0, false, fmt.Errorf("result of %s: names invocation %q", id, res.InvocationID)
+	}
+	n, known = resultReplay(raw.Header.Get(envelope.HeaderMsgID), id)
+	return res, n, known, nil
 }
 
 // hasResult reports whether id's result arrived.
