@@ -139,7 +139,8 @@ func StartEmbedded(cfg config.Embedded, log zerolog.Logger) (*Embedded, error) {
 }
 
 // ConnectRedis returns a client for cfg (URL, username, password, TLS) and
-// checks that it answers.
+// checks that it answers. A URL that can never connect
+// (config.CheckRedisURL) is an error matching ErrBadConfig.
 //
 // The client does not retry commands itself (go-redis's MaxRetries is -1
 // unless the URL sets a positive max_retries): go-redis would send a command again
@@ -149,6 +150,11 @@ func StartEmbedded(cfg config.Embedded, log zerolog.Logger) (*Embedded, error) {
 // worker's own layer retries: the message goes back with a delay and the
 // records decide what still has to run.
 func ConnectRedis(ctx context.Context, cfg config.Redis) (*redis.Client, error) {
+	// A URL that can never connect is bad configuration (exit 2), not a
+	// failure a restart may fix (found in review, eighteenth session).
+	if err := config.CheckRedisURL(cfg.URL); err != nil {
+		return nil, fmt.Errorf("%w: redis.url: %w", ErrBadConfig, err)
+	}
 	opts, err := redis.ParseURL(cfg.URL)
 	if err != nil {
 		return nil, fmt.Errorf("redis: url %s: %w", config.RedactURL(cfg.URL), config.RedactConnectError(err, cfg.URL))
@@ -215,8 +221,19 @@ func StoreClient(c *redis.Client, cfg config.Redis) (redis.UniversalClient, erro
 
 // ConnectNATSWithRetry is ConnectNATS retried with backoff (0.5 s doubling
 // to 5 s) until it succeeds or ctx ends, so a worker started while NATS is
-// down (a restart, a rolling upgrade) waits for it instead of exiting.
+// down (a restart, a rolling upgrade) waits for it instead of exiting. A URL
+// that can never connect (config.CheckNATSURL) is an error matching
+// ErrBadConfig at once.
 func ConnectNATSWithRetry(ctx context.Context, cfg config.NATS, name string, log zerolog.Logger) (*nats.Conn, error) {
+	// A URL that can never connect is not retried (found in review,
+	// eighteenth session: it was, for ever, as if NATS were down).
+	// config.Worker.Validate refuses it first; this holds for callers
+	// that did not validate.
+	if cfg.URL != "" {
+		if err := config.CheckNATSURL(cfg.URL); err != nil {
+			return nil, fmt.Errorf("%w: nats.url: %w", ErrBadConfig, err)
+		}
+	}
 	b := backoff.NewExponentialBackOff()
 	b.InitialInterval, b.MaxInterval, b.MaxElapsedTime = 500*time.Millisecond, 5*time.Second, 0
 	for {

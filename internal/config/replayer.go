@@ -146,6 +146,8 @@ func (c Replayer) Validate() error {
 		add("nats.url is empty")
 	}
 	errs = append(errs, c.NATS.checkFiles()...)
+	// As for the worker (found in review, eighteenth session).
+	errs = append(errs, checkURLs(c.NATS, c.Redis)...)
 	r := c.Replay
 	if r.Consumer == "" || r.ParkedStream == "" || r.ParkedPrefix == "" {
 		add("replay.consumer, replay.parked_stream and replay.parked_prefix must be set")

@@ -281,6 +281,7 @@ func (c Worker) Validate() error {
 		// The embedded server is connected to without them.
 		errs = append(errs, c.NATS.checkFiles()...)
 	}
+	errs = append(errs, checkURLs(c.NATS, c.Redis)...)
 	if p := c.Embedded.Port; c.Embedded.Enabled && (p < -1 || p > 65535) {
 		add("embedded.port %d: want a port from 1 to 65535, 0 for the default (%d) or -1 for a free one", p, DefaultEmbeddedPort)
 	}
@@ -390,6 +391,26 @@ func (c Worker) Validate() error {
 		return fmt.Errorf("config: %w", errors.Join(errs...))
 	}
 	return nil
+}
+
+// checkURLs reports a nats.url or redis.url that can never connect (see
+// CheckNATSURL and CheckRedisURL): retried as if the server were down, it
+// would keep a worker from ever being ready without saying why (found in
+// review, eighteenth session). Empty ones (embedded mode, the NATS KV
+// stores) are not checked.
+func checkURLs(n NATS, r Redis) []error {
+	var errs []error
+	if n.URL != "" {
+		if err := CheckNATSURL(n.URL); err != nil {
+			errs = append(errs, fmt.Errorf("nats.url: %w", err))
+		}
+	}
+	if r.URL != "" {
+		if err := CheckRedisURL(r.URL); err != nil {
+			errs = append(errs, fmt.Errorf("redis.url: %w", err))
+		}
+	}
+	return errs
 }
 
 // Redacted returns a copy with passwords removed from fields and URLs, for

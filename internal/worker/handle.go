@@ -8,6 +8,7 @@ import (
 	"math"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -104,29 +105,61 @@ func (w *Worker) afterPanic(ctx context.Context, msg jetstream.Msg, p any) {
 	// secret), never the stack (that went to the log line above).
 	reason := tool.SanitizeString(fmt.Sprintf("the worker panicked handling this message %d times (limit %d): %v; "+
 		"a bug: the workers' logs hold the stack; replay after the fix", n, w.cfg.MaxDeliveries, p))
-	if req, err := envelope.DecodeRequest(msg.Data(), w.maxRequestBytes()); err == nil {
-		// The invocation's record says dead_lettered, as for any dead
-		// letter: a replay after the fix then starts a fresh run count
-		// (a record left running would be refused by the run limit). A
-		// completed record means the panic came after the completion:
-		// the work is done, and only the ack was missing.
-		j.req = req
-		res := &envelope.Result{V: envelope.Version, InvocationID: req.InvocationID, Status: envelope.StatusDeadLettered,
-			ErrorClass: string(taxonomy.Unknown), UserMessage: MsgFailed, Attempts: j.delivered}
-		err := w.record(ctx, j, session.InvocationDeadLettered, res, string(taxonomy.Unknown), reason)
-		var ce *session.InvocationCompletedError
-		switch {
-		case errors.As(err, &ce):
-			w.forgetPanics(meta.Sequence.Stream)
-			w.alreadyDone(ctx, j, ce.Current)
-			return
-		case err != nil:
-			w.nakInfra(j, "record the dead letter of a message the worker panicked on", err)
-			return
-		}
+	req, err := envelope.DecodeRequest(msg.Data(), w.maxRequestBytes())
+	if err != nil {
+		// No invocation record to keep: the bytes as they came.
+		w.forgetPanics(meta.Sequence.Stream)
+		w.deadLetterRaw(ctx, j, taxonomy.Unknown, reason)
+		return
+	}
+	j.req = req
+	// A completed record means the panic came after the completion: the
+	// work is done, and only the ack was missing (no DLQ entry for it).
+	switch cur, err := w.deps.Invocations.Get(ctx, req.InvocationID); {
+	case err == nil && cur.Status == session.InvocationCompleted:
+		w.forgetPanics(meta.Sequence.Stream)
+		w.alreadyDone(ctx, j, cur)
+		return
+	case err != nil && !errors.Is(err, session.ErrInvocationNotFound):
+		w.nakInfra(j, "read the record of a message the worker panicked on", err)
+		return
+	}
+	// The DLQ entry first, as deadLetter does (found in review, eighteenth
+	// session: the record went first, and when the publish then failed the
+	// redelivery found the dead_lettered record and acked it as a
+	// duplicate: the request was lost with no DLQ entry). If the publish
+	// fails nothing is recorded and the message comes back; a re-publish
+	// after a later failure is dropped by the entry's message id.
+	e, ok := w.publishRaw(ctx, j, taxonomy.Unknown, reason)
+	if !ok {
+		return
+	}
+	// Then the invocation's record says dead_lettered, as for any dead
+	// letter: a replay after the fix then starts a fresh run count (a
+	// record left running would be refused by the run limit).
+	res := &envelope.Result{V: envelope.Version, InvocationID: req.InvocationID, Status: envelope.StatusDeadLettered,
+		ErrorClass: string(taxonomy.Unknown), UserMessage: MsgFailed, Attempts: j.delivered}
+	err = w.record(ctx, j, session.InvocationDeadLettered, res, string(taxonomy.Unknown), reason)
+	var ce *session.InvocationCompletedError
+	switch {
+	case errors.As(err, &ce):
+		// Completed since the read above: the entry's replay will be
+		// acked as a duplicate.
+		w.forgetPanics(meta.Sequence.Stream)
+		w.alreadyDone(ctx, j, ce.Current)
+		return
+	case err != nil:
+		w.nakInfra(j, "record the dead letter of a message the worker panicked on", err)
+		return
+	}
+	// Then the result, as recorded: if its publish fails, the redelivery
+	// finds the record and publishes it again.
+	if err := w.publishResult(ctx, res, j.replay); err != nil {
+		w.nakInfra(j, "publish the result of a message the worker panicked on", err)
+		return
 	}
 	w.forgetPanics(meta.Sequence.Stream)
-	w.deadLetterRaw(ctx, j, taxonomy.Unknown, reason)
+	w.termRaw(j, e, taxonomy.Unknown, reason)
 }
 
 func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
@@ -351,7 +384,15 @@ func (w *Worker) finish(ctx context.Context, j *job, runner *agent.Runner, out *
 			// (a copy of the outcome without the final response).
 			noAnswer := *out
 			noAnswer.Final = nil
-			w.deadLetter(ctx, j, runner, &noAnswer, f.Class, "model answered without a usable response ("+string(f.Class)+" in band: "+f.Code+")")
+			// The provider's own words go into the reason: DESIGN's
+			// UNKNOWN "keep the raw message, review", and the answer
+			// itself is not stored (found in review, eighteenth session).
+			// deadLetter sanitises and caps the reason.
+			reason := "model answered without a usable response (" + string(f.Class) + " in band: " + f.Code + ")"
+			if raw := strings.TrimSpace(f.Raw); raw != "" && raw != f.Code {
+				reason += ": " + raw
+			}
+			w.deadLetter(ctx, j, runner, &noAnswer, f.Class, reason)
 			return
 		}
 		w.complete(ctx, j, out)
@@ -363,6 +404,7 @@ func (w *Worker) finish(ctx context.Context, j *job, runner *agent.Runner, out *
 		// The cached status may not show this cooldown yet: record it, so
 		// the next messages go back before starting (not counting as runs).
 		w.cool.Observe(runner.Agent.Model.Name(), coolErr.Until)
+		w.giveBackAttempt(ctx, j)
 		d := coolErr.RetryIn(time.Now())
 		j.logAt(zerolog.InfoLevel).Str("model", coolErr.Model).Dur("delay", d).Msg("model cooling down fleet-wide; Nak with delay")
 		w.deps.Metrics.message(req.Agent, "nak_cooldown")
@@ -414,6 +456,29 @@ func degradedClass(out *agent.Outcome) (taxonomy.Class, bool) {
 		return c, true
 	}
 	return taxonomy.Unknown, true
+}
+
+// giveBackAttempt takes a run the fleet cooldown ended out of the run
+// limit's count (found in review, eighteenth session: a request that met
+// the cooldown MaxDeliveries times in a provider outage was dead-lettered
+// UNKNOWN as a crash loop). The run was counted when it started (the enter
+// step's attempt), and the running record written here counts one more, so
+// AttemptsBase goes up by two: the limit counts the same runs as before this
+// one. A run that ended any other way (a crash, a kill, a lost lock) keeps
+// its count. Under the session lock only: with the lock lost another
+// worker may be running the invocation, and the run stays counted. A
+// failed write is logged; the run then counts, as before.
+func (w *Worker) giveBackAttempt(ctx context.Context, j *job) {
+	if j.renewer == nil || j.renewer.Err() != nil {
+		return
+	}
+	rec := &session.Invocation{ID: j.req.InvocationID, Session: j.key, Status: session.InvocationRunning,
+		Result: runningRecord(j.replay, j.attemptsBase+2, j.budgetBase)}
+	if err := w.deps.Invocations.Transition(ctx, rec); err != nil {
+		j.logAt(zerolog.WarnLevel).Err(err).Msg("give back the attempt of a run the cooldown ended; it counts towards the run limit")
+		return
+	}
+	j.attemptsBase += 2
 }
 
 func (w *Worker) nakInfra(j *job, what string, err error) {

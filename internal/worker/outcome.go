@@ -37,7 +37,9 @@ type Record struct {
 	// Class is the failure class, if it failed.
 	Class string `json:"class,omitempty"`
 	// AttemptsBase is the record's attempt count when the current replay
-	// generation began: the run limit counts attempts above it.
+	// generation began, plus the attempts given back since (runs the fleet
+	// cooldown ended, and the running records that gave them back): the
+	// run limit counts attempts above it.
 	AttemptsBase int `json:"attempts_base,omitempty"`
 	// BudgetBase is how many of the invocation's model calls are not
 	// charged to its budget when it resumes (agent.Outcome's
@@ -170,29 +172,11 @@ func (w *Worker) badInput(ctx context.Context, j *job, reason string) {
 // invocation id, and terminates the message: for a request that never
 // reached a run (BAD_INPUT) or one the worker panicked on.
 func (w *Worker) deadLetterRaw(ctx context.Context, j *job, class taxonomy.Class, reason string) {
-	id, agentName := peekIDs(j.msg.Data())
-	invocationID := id
-	if invocationID == "" {
-		invocationID = dlq.DerivedInvocationID(j.meta.Sequence.Stream)
-	}
-	now := time.Now().UTC()
-	first := now
-	if !j.firstFail.IsZero() {
-		first = j.firstFail // a replayed entry keeps its first failure
-	}
-	e := &dlq.Entry{
-		InvocationID: invocationID, Agent: dlq.AgentToken(agentName), Class: string(class), Reason: reason,
-		DeliveryCount: uint64(j.delivered), ReplayCount: j.replay, FirstFailedAt: first, FailedAt: now,
-		Worker: w.cfg.Name, SourceSeq: j.meta.Sequence.Stream,
-	}
-	e.SetRequest(j.msg.Data())
-	if _, err := w.deps.DLQ.Publish(ctx, e); err != nil {
-		w.nakInfra(j, "publish dead letter ("+string(class)+")", err)
+	e, ok := w.publishRaw(ctx, j, class, reason)
+	if !ok {
 		return
 	}
-	w.deps.Metrics.deadLetter(string(class), e.Agent)
-	w.log.Warn().Str("invocation_id", invocationID).Str("class", string(class)).Str("reason", reason).Msg("dead-lettered as received and terminated")
-	if id != "" {
+	if id, _ := peekIDs(j.msg.Data()); id != "" {
 		res := &envelope.Result{V: envelope.Version, InvocationID: id, Status: envelope.StatusFailed,
 			ErrorClass: string(class), UserMessage: "The request was rejected: " + reason, Attempts: j.delivered}
 		if class != taxonomy.BadInput {
@@ -203,6 +187,40 @@ func (w *Worker) deadLetterRaw(ctx context.Context, j *job, class taxonomy.Class
 			w.log.Warn().Err(err).Msg("publish the dead letter's result")
 		}
 	}
+	w.termRaw(j, e, class, reason)
+}
+
+// publishRaw publishes the DLQ entry of the message's bytes as they came,
+// with the ids it can read from them, and awaits the PubAck. If the publish
+// fails the message is put back and ok is false.
+func (w *Worker) publishRaw(ctx context.Context, j *job, class taxonomy.Class, reason string) (e *dlq.Entry, ok bool) {
+	id, agentName := peekIDs(j.msg.Data())
+	invocationID := id
+	if invocationID == "" {
+		invocationID = dlq.DerivedInvocationID(j.meta.Sequence.Stream)
+	}
+	now := time.Now().UTC()
+	first := now
+	if !j.firstFail.IsZero() {
+		first = j.firstFail // a replayed entry keeps its first failure
+	}
+	e = &dlq.Entry{
+		InvocationID: invocationID, Agent: dlq.AgentToken(agentName), Class: string(class), Reason: reason,
+		DeliveryCount: uint64(j.delivered), ReplayCount: j.replay, FirstFailedAt: first, FailedAt: now,
+		Worker: w.cfg.Name, SourceSeq: j.meta.Sequence.Stream,
+	}
+	e.SetRequest(j.msg.Data())
+	if _, err := w.deps.DLQ.Publish(ctx, e); err != nil {
+		w.nakInfra(j, "publish dead letter ("+string(class)+")", err)
+		return nil, false
+	}
+	w.deps.Metrics.deadLetter(string(class), e.Agent)
+	return e, true
+}
+
+// termRaw terminates a message publishRaw dead-lettered (entry e).
+func (w *Worker) termRaw(j *job, e *dlq.Entry, class taxonomy.Class, reason string) {
+	w.log.Warn().Str("invocation_id", e.InvocationID).Str("class", string(class)).Str("reason", reason).Msg("dead-lettered as received and terminated")
 	action := "bad_input"
 	if class != taxonomy.BadInput {
 		action = "dead_lettered"

@@ -1,0 +1,102 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// CheckNATSURL reports why nats.go could never connect with s (nats.url:
+// a server URL or a comma-separated list of them), read as nats.go reads
+// it: each server trimmed of spaces, empty ones skipped, nats:// put
+// before one without a scheme. Each must parse as a URL with scheme nats,
+// tls, ws or wss, a host, and a port from 1 to 65535 when it names one
+// (nats.go adds the default when it does not); websocket servers and the
+// others do not mix (nats.go refuses the list), and a list must name a
+// server (nats.go would dial its default, 127.0.0.1:4222, instead).
+//
+// Connecting with such a URL fails on every try, so a worker that took it
+// for a NATS server that is down would retry for ever, never ready and
+// never saying why: it is bad configuration (found in review, eighteenth
+// session). The URLs in the errors are redacted (RedactURL).
+func CheckNATSURL(s string) error {
+	var errs []error
+	servers, ws := 0, 0
+	for _, part := range strings.Split(s, ",") {
+		p := strings.TrimSpace(part)
+		if p == "" {
+			continue
+		}
+		servers++
+		full := p
+		if !strings.Contains(p, "://") {
+			full = "nats://" + p
+		}
+		u, err := url.Parse(full)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("server %s: %w", RedactURL(p), RedactConnectError(err, p)))
+			continue
+		}
+		if !natsScheme(u.Scheme) {
+			errs = append(errs, fmt.Errorf("server %s: scheme %q: want nats, tls, ws, wss or none (nats://)", RedactURL(p), u.Scheme))
+			continue
+		}
+		if u.Scheme == "ws" || u.Scheme == "wss" {
+			ws++
+		}
+		if u.Hostname() == "" {
+			errs = append(errs, fmt.Errorf("server %s: no host", RedactURL(p)))
+		}
+		if err := checkPort(u.Port()); err != nil {
+			errs = append(errs, fmt.Errorf("server %s: %w", RedactURL(p), err))
+		}
+	}
+	switch {
+	case servers == 0:
+		errs = append(errs, errors.New("names no server"))
+	case ws > 0 && ws < servers:
+		errs = append(errs, errors.New("mixes websocket (ws, wss) and other servers, which nats.go refuses"))
+	}
+	return errors.Join(errs...)
+}
+
+// CheckRedisURL reports why s (redis.url) can never connect: go-redis
+// cannot parse it (redis.ParseURL: no or another scheme than redis, rediss
+// or unix, a typo in the port, an unknown option), or its port is outside
+// 1 to 65535. As for CheckNATSURL, that is bad configuration, not a Redis
+// that is down. The URL in the error is redacted.
+func CheckRedisURL(s string) error {
+	opts, err := redis.ParseURL(s)
+	if err != nil {
+		return fmt.Errorf("%s: %w", RedactURL(s), RedactConnectError(err, s))
+	}
+	if opts.Network == "tcp" {
+		_, port, err := net.SplitHostPort(opts.Addr)
+		if err == nil {
+			err = checkPort(port)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", RedactURL(s), err)
+		}
+	}
+	return nil
+}
+
+// checkPort reports a port that is named (not empty) and is not a number
+// from 1 to 65535. The error does not quote it: a password holding '#' or
+// '?' can make url.Parse read its start as the port (the callers print the
+// URL through RedactURL, which knows).
+func checkPort(port string) error {
+	if port == "" {
+		return nil
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return errors.New("port out of range: want a number from 1 to 65535")
+	}
+	return nil
+}
