@@ -43,6 +43,7 @@ func StreamsConfig(c config.Worker) streams.Config {
 		WorkerConsumer: c.Streams.Consumer, RequestDuplicates: c.Streams.DuplicateWindow,
 		ResultsMaxAge: c.Streams.ResultsMaxAge, DLQMaxAge: c.Streams.DLQMaxAge, Replicas: c.Streams.Replicas,
 		WorkerAckWait: c.Streams.AckWait, WorkerMaxAckPending: maxAckPending(c),
+		WorkerStores: StoresIdentity(c),
 	}.WithDefaults()
 }
 
@@ -119,6 +120,12 @@ func Connect(ctx context.Context, cfg config.Worker, log zerolog.Logger) (*Infra
 		// The live streams refuse this configuration (another subject
 		// prefix): restarting cannot help.
 		return nil, fmt.Errorf("%w: streams: %w", ErrBadConfig, err)
+	}
+	if errors.Is(err, streams.ErrStoresDiffer) {
+		// Workers with other stores consume the same requests: a
+		// redelivery between them would repeat effects. Restarting
+		// cannot help.
+		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
 	}
 	if apiErr := (*jetstream.APIError)(nil); errors.As(err, &apiErr) && apiErr.ErrorCode == jsReplicasNotSupported {
 		// "replicas > 1 not supported in non-clustered mode": the server

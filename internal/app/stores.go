@@ -158,3 +158,21 @@ func withToolFaults(cfg config.Worker, orders support.Orders) support.Orders {
 	}
 	return support.NewFaultyOrders(orders, cfg.Model.Sim.ToolFaults, cfg.Model.Sim.Seed)
 }
+
+// StoresIdentity names the stores a worker of cfg keeps its idempotency
+// records, sessions and invocation records in: "redis db=<n> prefix=<p>"
+// with redis.url, "nats-kv" without. Workers that share the worker
+// consumer must name the same stores (streams.Config.WorkerStores): a
+// request redelivered from one store's worker to another's would run its
+// effects again. A Redis URL that does not parse names no stores (Validate
+// refuses it first).
+func StoresIdentity(cfg config.Worker) string {
+	if cfg.Redis.URL == "" {
+		return "nats-kv"
+	}
+	opts, err := redis.ParseURL(cfg.Redis.URL)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("redis db=%d prefix=%s", opts.DB, cfg.Redis.Prefix)
+}
