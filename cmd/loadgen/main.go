@@ -11,8 +11,10 @@
 //	go run ./cmd/loadgen --latency 200ms --inflight 4000 --out inflight.json
 //	go run ./cmd/loadgen --cpuprofile cpu.out --memprofile mem.out    # pprof of the framework phase
 //
-// Exit codes: 0 done, 1 an invocation got no result or an effect was
-// duplicated (never because of a timing), 2 bad flags.
+// Exit codes: 0 done; 1 an invocation of a minimal or framework phase did
+// not complete (no result, or any other status: the benchmark injects no
+// faults), or a refund was duplicated, lost or made by an invocation that
+// did not complete (never because of a timing); 2 bad flags.
 package main
 
 import (

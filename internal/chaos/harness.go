@@ -46,6 +46,12 @@ type Harness struct {
 	workerGen              []int
 	faultsOn               bool
 	closeOnce              sync.Once
+	// crashes are notes on workers found to have exited by themselves
+	// (by killWorker, stopFleet or checkWorkers) that noteCrashes has not
+	// reported yet; crashNoted holds every process already noted, so each
+	// crash is reported once. Both under workersMu.
+	crashes    []string
+	crashNoted map[*childproc.Proc]bool
 }
 
 // New checks cfg and the server binaries and creates the work directory.
@@ -287,6 +293,11 @@ func (h *Harness) workerEnv(i int, faults bool) []string {
 func (h *Harness) startWorker(i int) (*childproc.Proc, error) {
 	h.workersMu.Lock()
 	defer h.workersMu.Unlock()
+	return h.startWorkerLocked(i)
+}
+
+// startWorkerLocked is startWorker with h.workersMu held.
+func (h *Harness) startWorkerLocked(i int) (*childproc.Proc, error) {
 	h.workerGen[i]++
 	name := fmt.Sprintf("worker-%d.%d", i+1, h.workerGen[i])
 	args := []string{"--name", fmt.Sprintf("chaos-w%d-g%d", i+1, h.workerGen[i])}
@@ -296,6 +307,49 @@ func (h *Harness) startWorker(i int) (*childproc.Proc, error) {
 	}
 	h.workers[i] = p
 	return p, nil
+}
+
+// exitedByItself reports whether p ended without the harness asking: any
+// exit the harness did not ask for is a finding, whatever its status (a
+// clean exit 0 from a run loop that gave up shrinks the fleet as surely as
+// a crash, and a signal the harness never sent, the OOM killer's or a
+// fatal runtime error's SIGABRT, is not one of its kills).
+func exitedByItself(p *childproc.Proc) bool {
+	return p != nil && p.Exited() && !p.Stopped()
+}
+
+// noteCrashLocked records that worker i's process p exited by itself, once
+// per process, for noteCrashes to report. h.workersMu must be held.
+func (h *Harness) noteCrashLocked(i int, p *childproc.Proc) {
+	if h.crashNoted[p] {
+		return
+	}
+	if h.crashNoted == nil {
+		h.crashNoted = map[*childproc.Proc]bool{}
+	}
+	h.crashNoted[p] = true
+	status := "exit status 0"
+	if err := p.Err(); err != nil {
+		status = err.Error()
+	}
+	h.crashes = append(h.crashes, fmt.Sprintf("worker %d exited by itself (%s, log %s)", i+1, status, p.LogPath))
+}
+
+// replaceCrashed restarts worker i if its slot still holds old and old
+// exited by itself, recording the crash. Found in review, eighteenth
+// session: the progress loop and the chaos loop could both restart the
+// same crashed worker, leaving one of the two new processes outside
+// h.workers (never stopped, never checked); checking the slot and starting
+// the new process under the one lock makes the replacement happen once.
+// It returns the new process, or nil when there was nothing to replace.
+func (h *Harness) replaceCrashed(i int, old *childproc.Proc) (*childproc.Proc, error) {
+	h.workersMu.Lock()
+	defer h.workersMu.Unlock()
+	if h.workers[i] != old || !exitedByItself(old) {
+		return nil, nil
+	}
+	h.noteCrashLocked(i, old)
+	return h.startWorkerLocked(i)
 }
 
 // startFleet starts cfg.Workers workers with or without faults.
@@ -314,7 +368,11 @@ func (h *Harness) startFleet(faults bool) error {
 }
 
 // stopFleet stops every worker with SIGTERM (they drain, then stop at a
-// step boundary and Nak) and waits.
+// step boundary and Nak) and waits. A worker that had already exited by
+// itself (Stop does nothing to it) is recorded as a crash for noteCrashes:
+// found in review, eighteenth session, a crash after the progress loop's
+// last check was otherwise replaced silently by the replay phase's restart
+// or never looked at by the final stop.
 func (h *Harness) stopFleet() {
 	h.workersMu.Lock()
 	ws := append([]*childproc.Proc(nil), h.workers...)
@@ -331,50 +389,71 @@ func (h *Harness) stopFleet() {
 		}()
 	}
 	wg.Wait()
+	h.workersMu.Lock()
+	defer h.workersMu.Unlock()
+	for i, p := range ws {
+		if exitedByItself(p) {
+			h.noteCrashLocked(i, p)
+		}
+	}
 }
 
 // killWorker SIGKILLs a random worker and starts it again after a pause.
-func (h *Harness) killWorker(ctx context.Context) (string, error) {
+// It reports whether it killed one: a worker that had already exited by
+// itself is not killed but recorded as a crash (found in review, eighteenth
+// session: it used to be "killed", replaced and logged as one of the
+// harness's own SIGKILLs, so the crash was never reported) and restarted
+// at once.
+func (h *Harness) killWorker(ctx context.Context) (string, bool, error) {
 	i := h.intN(h.cfg.Workers)
 	h.workersMu.Lock()
 	p := h.workers[i]
 	h.workersMu.Unlock()
 	pid := p.PID()
-	p.Stop(syscall.SIGKILL, 0)
+	p.Stop(syscall.SIGKILL, 0) // does nothing (and does not mark p stopped) if p had exited
+	if exitedByItself(p) {
+		np, err := h.replaceCrashed(i, p)
+		if err != nil {
+			return "", false, err
+		}
+		if np == nil {
+			return fmt.Sprintf("worker %d (pid %d) had exited by itself and was already restarted; not killed", i+1, pid), false, nil
+		}
+		return fmt.Sprintf("worker %d (pid %d) had exited by itself; not killed, restarted as pid %d", i+1, pid, np.PID()), false, nil
+	}
 	select {
 	case <-ctx.Done():
 	case <-time.After(500 * time.Millisecond):
 	}
-	np, err := h.startWorker(i)
-	if err != nil {
-		return "", err
+	h.workersMu.Lock()
+	defer h.workersMu.Unlock()
+	if h.workers[i] != p { // not expected: only killWorker replaces a worker the harness stopped
+		return fmt.Sprintf("SIGKILL worker %d (pid %d), already restarted as pid %d", i+1, pid, h.workers[i].PID()), true, nil
 	}
-	return fmt.Sprintf("SIGKILL worker %d (pid %d), restarted as pid %d", i+1, pid, np.PID()), nil
+	np, err := h.startWorkerLocked(i)
+	if err != nil {
+		return "", true, err
+	}
+	return fmt.Sprintf("SIGKILL worker %d (pid %d), restarted as pid %d", i+1, pid, np.PID()), true, nil
 }
 
-// checkWorkers restarts a worker that exited by itself (and says so): a
-// worker that dies on its own is a finding, but the run goes on.
+// checkWorkers restarts the workers that exited by themselves and returns a
+// note for each crash not reported yet (those killWorker and stopFleet
+// found too): a worker that dies on its own is a finding, but the run goes
+// on.
 func (h *Harness) checkWorkers() []string {
-	var notes []string
+	var errs []string
 	for i := range h.cfg.Workers {
 		h.workersMu.Lock()
 		p := h.workers[i]
 		h.workersMu.Unlock()
-		// Any exit the harness did not ask for is a finding, whatever its
-		// status: a clean exit 0 (a run loop that gave up) shrinks the
-		// fleet as surely as a crash, and a signal the harness never sent
-		// (the OOM killer's, a fatal runtime error's SIGABRT) is not one of
-		// its kills.
-		if p != nil && p.Exited() && !p.Stopped() {
-			status := "exit status 0"
-			if err := p.Err(); err != nil {
-				status = err.Error()
-			}
-			notes = append(notes, fmt.Sprintf("worker %d exited by itself (%s, log %s)", i+1, status, p.LogPath))
-			if _, err := h.startWorker(i); err != nil {
-				notes = append(notes, err.Error())
-			}
+		if _, err := h.replaceCrashed(i, p); err != nil {
+			errs = append(errs, err.Error())
 		}
 	}
-	return notes
+	h.workersMu.Lock()
+	notes := h.crashes
+	h.crashes = nil
+	h.workersMu.Unlock()
+	return append(notes, errs...)
 }

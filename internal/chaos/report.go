@@ -43,12 +43,15 @@ type Report struct {
 	// Final counts the last result of each invocation by "status class".
 	Final map[string]int
 
-	// Chaos done.
+	// Chaos done. Kills counts the SIGKILLs sent (a scheduled kill that
+	// finds its worker already exited by itself sends none).
 	Kills, RedisRestarts, NATSRestarts int
 	Events                             []Event // Events lists the chaos actions in order.
 
 	// DLQ contents for this run's invocations before the replay (all
-	// entries the chaos phase produced) and at the end.
+	// entries the chaos phase produced) and at the end. DLQForeign counts
+	// the entries under ids the run never submitted, before the replay or
+	// at the end (each stream sequence once).
 	DLQEntries, DLQInvocations, DLQForeign int
 	DLQByClass                             map[string]int // DLQByClass counts the entries before the replay by class.
 	DLQAfterEntries, DLQAfterInvocations   int            // DLQAfterEntries and DLQAfterInvocations are the counts at the end.

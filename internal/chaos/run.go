@@ -140,6 +140,7 @@ func (h *Harness) Run(ctx context.Context) (*Report, error) {
 		rep.ReplayPhase = time.Since(h.start)
 	}
 	h.stopFleet()
+	h.noteCrashes(rep) // a worker that exited by itself since the last check (found in review, eighteenth session)
 	stopBalances()
 	bwg.Wait()
 
@@ -230,8 +231,11 @@ func (h *Harness) chaos(ctx context.Context, rep *Report, from time.Time, window
 		var err error
 		switch e.kind {
 		case "kill":
-			what, err = h.killWorker(ctx)
-			rep.Kills++
+			var killed bool
+			what, killed, err = h.killWorker(ctx)
+			if killed {
+				rep.Kills++
+			}
 		case "redis":
 			var d time.Duration
 			d, err = h.restartRedis(ctx)

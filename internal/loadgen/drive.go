@@ -34,6 +34,7 @@ func (l load) run(ctx context.Context, p *Phase) error {
 		firstErr                    error
 	)
 	p.Other = map[string]int{}
+	p.completedIDs = map[string]bool{}
 	start := time.Now()
 	var last atomic.Int64
 	var finished atomic.Int64
@@ -86,6 +87,7 @@ func (l load) run(ctx context.Context, p *Phase) error {
 					firstErr = cmpErr(firstErr, err)
 				case status == "completed" || status == "acked":
 					p.Completed++
+					p.completedIDs[id] = true
 					samples = append(samples, sample{latency: done.Sub(t0), at: done.Sub(start)})
 					for {
 						l := last.Load()

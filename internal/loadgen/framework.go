@@ -173,7 +173,7 @@ func runFramework(ctx context.Context, e *env, cfg Config, logOut io.Writer, nam
 		b, _ := json.Marshal(r)
 		raw = append(raw, b)
 	}
-	if p.Refunds, p.DuplicateRefunds, rerr = countRefunds(raw, idPrefix); rerr != nil {
+	if p.Refunds, p.DuplicateRefunds, p.refundsByID, rerr = countRefunds(raw, idPrefix); rerr != nil {
 		return p, rerr
 	}
 	return p, err

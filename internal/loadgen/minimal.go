@@ -289,7 +289,7 @@ func runMinimal(ctx context.Context, e *env, cfg Config, name string) (*Phase, e
 	if rerr != nil {
 		return p, fmt.Errorf("loadgen: minimal: read refunds: %w", rerr)
 	}
-	if p.Refunds, p.DuplicateRefunds, rerr = countRefunds(recs, idPrefix); rerr != nil {
+	if p.Refunds, p.DuplicateRefunds, p.refundsByID, rerr = countRefunds(recs, idPrefix); rerr != nil {
 		return p, rerr
 	}
 	return p, err

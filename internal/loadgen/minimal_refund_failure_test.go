@@ -90,7 +90,7 @@ func TestMinimalConsumerRefundsAfterAFailedAttempt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	refunds, dups, err := countRefunds(recs, "lg-proof-minimal")
+	refunds, dups, _, err := countRefunds(recs, "lg-proof-minimal")
 	if err != nil {
 		t.Fatal(err)
 	}

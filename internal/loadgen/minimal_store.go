@@ -205,27 +205,31 @@ func (s *kvMinimal) refunds(ctx context.Context) ([][]byte, error) {
 }
 
 // countRefunds counts refund records of this phase (invocation ids under
-// idPrefix) and the (invocation, order) pairs recorded more than once.
-func countRefunds(records [][]byte, idPrefix string) (refunds, duplicates int, err error) {
+// idPrefix) and the (invocation, order) pairs recorded more than once, and
+// returns the number of records per invocation id (for Run's cross-check
+// with the completed invocations).
+func countRefunds(records [][]byte, idPrefix string) (refunds, duplicates int, byInvocation map[string]int, err error) {
 	seen := map[string]int{}
+	byInvocation = map[string]int{}
 	for _, raw := range records {
 		var r struct {
 			InvocationID string `json:"invocation_id"`
 			OrderID      string `json:"order_id"`
 		}
 		if err := json.Unmarshal(raw, &r); err != nil {
-			return 0, 0, fmt.Errorf("loadgen: bad refund record %q: %w", raw, err)
+			return 0, 0, nil, fmt.Errorf("loadgen: bad refund record %q: %w", raw, err)
 		}
 		if !strings.HasPrefix(r.InvocationID, idPrefix+"-") {
 			continue
 		}
 		refunds++
 		seen[r.InvocationID+"|"+r.OrderID]++
+		byInvocation[r.InvocationID]++
 	}
 	for _, c := range seen {
 		if c > 1 {
 			duplicates++
 		}
 	}
-	return refunds, duplicates, nil
+	return refunds, duplicates, byInvocation, nil
 }

@@ -104,6 +104,11 @@ type Phase struct {
 	// WorkerMaxInFlight is the highest sum of the workers' in-flight gauge
 	// sampled every 250 ms (in-flight mode only).
 	WorkerMaxInFlight int `json:"worker_max_in_flight,omitempty"`
+
+	// completedIDs are the invocations that completed, and refundsByID
+	// the refund records per invocation id: Run compares the two sets.
+	completedIDs map[string]bool
+	refundsByID  map[string]int
 }
 
 // sample is one finished invocation.
