@@ -122,10 +122,20 @@ func (e *Entry) Encode() ([]byte, error) {
 	if e.V == 0 {
 		e.V = Version
 	}
+	out := e
+	if e.ToolsCompleted == nil {
+		// tools_completed[] is a list (DESIGN.md): an entry of a run that
+		// completed no tool says [], not null, so a script's
+		// `.tools_completed[]` works on every entry (found in review,
+		// eighteenth session).
+		c := *e
+		c.ToolsCompleted = []string{}
+		out = &c
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(e); err != nil {
+	if err := enc.Encode(out); err != nil {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
