@@ -125,6 +125,10 @@ func Connect(ctx context.Context, cfg config.Worker, log zerolog.Logger) (*Infra
 		// Workers with other stores consume the same requests: a
 		// redelivery between them would repeat effects. Restarting
 		// cannot help.
+		if cfg.Embedded.Enabled {
+			return nil, fmt.Errorf("%w: %w (embedded NATS: its data dir %s holds the other workers' consumer; give this worker another --data-dir)",
+				ErrBadConfig, err, cfg.Embedded.DataDir)
+		}
 		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
 	}
 	if apiErr := (*jetstream.APIError)(nil); errors.As(err, &apiErr) && apiErr.ErrorCode == jsReplicasNotSupported {

@@ -76,7 +76,7 @@ func EnsureWorkerConsumer(ctx context.Context, js jetstream.JetStream, cfg Confi
 	stores := cfg.WorkerStores
 	switch {
 	case stores != "" && recorded != "" && stores != recorded:
-		return nil, fmt.Errorf("streams: consumer %s on %s: %w: its workers use stores %q, this one %q; a request redelivered from one to the other would run its effects again. Use the same stores, or drain the fleet and delete the consumer before switching (see the README's upgrade notes)",
+		return nil, fmt.Errorf("streams: consumer %s on %s: %w: its workers use stores %q, this one %q; a request redelivered from one to the other would run its effects again. Use the same stores, or drain the fleet and delete the consumer before switching (README, \"Switching stores\")",
 			cc.Durable, cfg.RequestsStream, ErrStoresDiffer, recorded, stores)
 	case stores == "":
 		stores = recorded
