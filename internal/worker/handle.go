@@ -484,20 +484,20 @@ func (w *Worker) giveBackAttempt(ctx context.Context, j *job) {
 func (w *Worker) nakInfra(j *job, what string, err error) {
 	d := w.cfg.infraDelay(j.delivered)
 	j.logAt(zerolog.WarnLevel).Err(err).Dur("delay", d).Msgf("%s failed (own infrastructure); Nak with delay", what)
-	agentName := "unknown"
+	agentName := ""
 	if j.req != nil {
 		agentName = j.req.Agent
 	}
-	w.deps.Metrics.message(agentName, "nak_infra")
+	w.deps.Metrics.message(w.agentLabel(agentName), "nak_infra")
 	_ = j.msg.NakWithDelay(d)
 }
 
 func (w *Worker) ack(j *job, action string) {
-	agentName := "unknown"
+	agentName := ""
 	if j.req != nil {
 		agentName = j.req.Agent
 	}
-	w.deps.Metrics.message(agentName, action)
+	w.deps.Metrics.message(w.agentLabel(agentName), action)
 	// A plain ack, not DoubleAck: waiting for the server's confirmation
 	// would cost a round trip per message (about 15 % of the throughput in
 	// cmd/loadgen) to learn nothing the worker acts on. The outcome is

@@ -214,8 +214,24 @@ func (w *Worker) publishRaw(ctx context.Context, j *job, class taxonomy.Class, r
 		w.nakInfra(j, "publish dead letter ("+string(class)+")", err)
 		return nil, false
 	}
-	w.deps.Metrics.deadLetter(string(class), e.Agent)
+	w.deps.Metrics.deadLetter(string(class), w.agentLabel(e.Agent))
 	return e, true
+}
+
+// unknownAgentLabel is the agent label of a request for an agent this
+// worker does not run (or whose name it cannot read).
+const unknownAgentLabel = "_unknown"
+
+// agentLabel is the metrics label of agent: the name of one of the worker's
+// agents, or unknownAgentLabel. A producer's request names its agent, so a
+// label taken from it as it came would make a series per name any
+// producer (or a fuzzer, or a bug) sends, without bound (found in review,
+// eighteenth session). The DLQ entry keeps the name.
+func (w *Worker) agentLabel(agent string) string {
+	if _, ok := w.deps.Agents[agent]; ok {
+		return agent
+	}
+	return unknownAgentLabel
 }
 
 // termRaw terminates a message publishRaw dead-lettered (entry e).
@@ -225,7 +241,7 @@ func (w *Worker) termRaw(j *job, e *dlq.Entry, class taxonomy.Class, reason stri
 	if class != taxonomy.BadInput {
 		action = "dead_lettered"
 	}
-	w.deps.Metrics.message(e.Agent, action)
+	w.deps.Metrics.message(w.agentLabel(e.Agent), action)
 	if err := j.msg.Term(); err != nil {
 		w.log.Warn().Err(err).Msg("term")
 	}
