@@ -360,6 +360,9 @@ func (w *Worker) finish(ctx context.Context, j *job, runner *agent.Runner, out *
 			// The on-model-error callback answered honestly after the
 			// retries were spent; the work itself is still queued. Its
 			// answer is stored before anything is published.
+			if w.lostLock(ctx, j) {
+				return
+			}
 			if err := w.storeUnstored(ctx, j); err != nil {
 				w.nakInfra(j, "invocation", err)
 				return
@@ -373,6 +376,9 @@ func (w *Worker) finish(ctx context.Context, j *job, runner *agent.Runner, out *
 			// reason): it is no answer. It stays out of the session, so
 			// a replay asks the model again; the events before it are
 			// stored.
+			if w.lostLock(ctx, j) {
+				return
+			}
 			if n := len(j.unstored); n > 0 && j.unstored[n-1] == out.Final {
 				j.unstored = j.unstored[:n-1]
 			}
@@ -412,9 +418,46 @@ func (w *Worker) finish(ctx context.Context, j *job, runner *agent.Runner, out *
 	case isInfra(runErr):
 		w.nakInfra(j, "invocation", runErr)
 	default:
+		if w.lostLock(ctx, j) {
+			return
+		}
 		f := taxonomy.FailureFromError(runner.Agent.Model.Name(), runErr)
 		w.deadLetter(ctx, j, runner, out, f.Class, runErr.Error())
 	}
+}
+
+// lostLock reports, before a dead letter, whether this delivery no longer
+// holds the session lock, and then puts the message back, as for a run
+// stopped at a step boundary. A worker that lost its lock (a long pause, a
+// partition: another worker took the invocation over after AckWait) must
+// not store its answer in the session, dead-letter the invocation, publish
+// a result or ack: the other worker may be completing it (found in review,
+// eighteenth session: the user got "queued" and then "completed" for one
+// request, and on-call a dead letter of completed work). Only the
+// completion is fenced by the lock in the store; so the lock is renewed
+// here, once, to learn what the renewer may not have noticed yet. A store
+// that cannot answer puts the message back with the infrastructure delay.
+func (w *Worker) lostLock(ctx context.Context, j *job) bool {
+	if j.renewer == nil {
+		return false // no session lock taken (no locker)
+	}
+	err := j.renewer.Err()
+	if err == nil {
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err = w.deps.Locker.Renew(rctx, j.key, j.owner, w.cfg.SessionLease)
+		cancel()
+		if err != nil && !errors.Is(err, session.ErrNotOwner) {
+			w.nakInfra(j, "confirm the session lock before a dead letter", err)
+			return true
+		}
+	}
+	if err == nil {
+		return false
+	}
+	j.logAt(zerolog.WarnLevel).Err(err).Msg("session lock lost before the dead letter; Nak so the lock's holder finishes the invocation")
+	w.deps.Metrics.message(w.agentLabel(j.req.Agent), "nak_stopped")
+	_ = j.msg.Nak()
+	return true
 }
 
 // isInfra reports failures of the worker's own infrastructure: nothing the

@@ -99,17 +99,14 @@ type CompletedTool struct {
 func (t CompletedTool) Succeeded() bool { return !tool.IsErrorMap(t.Response) }
 
 // OutcomeUnknown reports whether the tool's response says it failed after
-// it may have acted (reason tool.ReasonOutcomeUnknown), or that it timed
-// out (tool.ReasonTimeout): neither done nor not done, so a message to the
-// user must not say it did not happen.
+// it may have acted (reason tool.ReasonOutcomeUnknown): neither done nor
+// not done, so a message to the user must not say it did not happen. A
+// wrapped (effectful) tool that timed out answers so (its error matches
+// tool.ErrOutcomeUnknown, and ClassifyToolError maps it); a read-only
+// tool's timeout stays a plain timeout.
 func (t CompletedTool) OutcomeUnknown() bool {
 	r, _ := t.Response["reason"].(string)
-	// A timed-out call's request may have gone out and acted (the
-	// idempotency wrapper records such a call as outcome_unknown, while
-	// ClassifyToolError answers the model "timeout"): found in review,
-	// eighteenth session, where the degraded message told the user a
-	// timed-out refund "was not completed" and to try again.
-	return r == tool.ReasonOutcomeUnknown || r == tool.ReasonTimeout
+	return r == tool.ReasonOutcomeUnknown
 }
 
 // CompletedToolsOf pairs the function calls in events with their responses

@@ -31,6 +31,13 @@ func ClassifyToolError() OnToolErrorCallback {
 		if errors.Is(err, tool.ErrUnknownTool) || tool.IsInfrastructure(err) {
 			return nil, nil
 		}
+		if errors.Is(err, tool.ErrOutcomeUnknown) {
+			// A wrapped tool failed after it may have acted (a timed-out
+			// refund whose request went out): the answer its record gives
+			// a retry, now.
+			return tool.Error(tool.ReasonOutcomeUnknown, false,
+				"The tool failed after it may have acted; do not call it again. Tell the user it is being checked."), nil
+		}
 		if isTimeout(err) {
 			return tool.Error(tool.ReasonTimeout, true, "The tool timed out; you may try once more."), nil
 		}

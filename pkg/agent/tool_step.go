@@ -127,7 +127,7 @@ func (inv *invocation) runTool(ctx context.Context, fc *model.FunctionCall) tool
 		}
 		// SanitizeAll: the callback's map answers a failure whatever its
 		// shape (found in review, eighteenth session).
-		res.response = tool.SanitizeAll(m)
+		res.response = sanitizeFallback(m)
 		return res
 	}
 
@@ -225,7 +225,7 @@ func (inv *invocation) runTool(ctx context.Context, fc *model.FunctionCall) tool
 		inv.r.Metrics.toolCall(name, fc.Name, "ok")
 	}
 	if failed {
-		res.response = tool.SanitizeAll(result)
+		res.response = sanitizeFallback(result)
 	} else {
 		res.response = tool.Sanitize(result)
 	}
@@ -290,4 +290,17 @@ func toAny(ss []string) []any {
 		out[i] = s
 	}
 	return out
+}
+
+// sanitizeFallback sanitises the map an on-tool-error callback answered a
+// failure with. A map that says it succeeded ({"status": "ok"}: a cached
+// copy, a fallback source) reaches the model as the tool's own result
+// would; any other shape answers the failure, and every string in it is
+// sanitised (tool.SanitizeAll: {"error": err.Error()} would pass SQL and
+// hosts). Found in review, eighteenth session, both ways.
+func sanitizeFallback(m map[string]any) map[string]any {
+	if st, _ := m["status"].(string); st == "ok" {
+		return tool.Sanitize(m)
+	}
+	return tool.SanitizeAll(m)
 }

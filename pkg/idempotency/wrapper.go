@@ -312,7 +312,12 @@ func (c *call) run(ctx context.Context, args map[string]any, leaseUntil time.Tim
 		// refund sent, its reply lost). Store that the outcome is unknown,
 		// so a retry answers from the record instead of running it again.
 		c.complete(outcomeUnknown)
-		return nil, err
+		// Marked, so the model (and the degraded answer) hear what a
+		// retry will: the outcome is unknown. A timeout used to read as
+		// "timed out, try once more" on the first call only, and the
+		// degraded answer told the user a timed-out refund was not done
+		// (found in review, eighteenth session).
+		return nil, tool.OutcomeUnknown(err)
 	case tool.IsRetryable(res):
 		c.release("retryable")
 		return res, nil

@@ -62,7 +62,8 @@ type CallbackOptions struct {
 	// DegradedMessage builds the whole degraded message from the tool
 	// calls of this invocation that completed successfully or whose
 	// outcome is unknown (CompletedTool.OutcomeUnknown: it may have acted,
-	// a timed-out call included), in call order. Nil means DefaultDegradedMessage with DescribeTool.
+	// a wrapped tool that timed out included), in call order. Nil means
+	// DefaultDegradedMessage with DescribeTool.
 	DegradedMessage func(completed []agent.CompletedTool) string
 }
 
@@ -187,8 +188,9 @@ func TextResponse(text string) *model.Response {
 // DefaultDegradedMessage is the degraded message for a transient failure
 // after retries. It never claims that nothing happened when tools already
 // acted: each completed tool call is named with describe, and so is each
-// call whose outcome is unknown (CompletedTool.OutcomeUnknown, a timed-out
-// call included), as being checked; the user is then asked not to repeat the request, since a new
+// call whose outcome is unknown (CompletedTool.OutcomeUnknown, a wrapped
+// tool that timed out included), as being checked; the user is then asked
+// not to repeat the request, since a new
 // request could do it a second time. Calls that describe names alike are
 // named once, as being checked when any of them is.
 func DefaultDegradedMessage(completed []agent.CompletedTool, describe func(agent.CompletedTool) string) string {

@@ -137,7 +137,7 @@ var (
 	// characters", "invalid token: expired"). It was "password:" only until
 	// the eighteenth session's review found api keys and client secrets in
 	// these shapes reaching the model.
-	secretColonRE = regexp.MustCompile(`(?i)(\b[\w-]*` + secretNames + `\s*:\s*)('[^']*'|"(?:[^"\\]|\\.)*"|[^\s"',;]+)`)
+	secretColonRE = regexp.MustCompile(`(?i)(\b[\w-]*` + secretNames + `\s*:\s*)('[^']*'|"(?:[^"\\]|\\.)*"|\[[^\]]*\]|[^\s"',;]+)`)
 	// pathRE: a file path, Unix (two components or more, after a space,
 	// a quote, a bracket or the start), Windows with a drive letter, or
 	// UNC ("dial unix /var/run/redis/redis.sock", "open C:\data\x.db").
@@ -415,23 +415,86 @@ var sentenceWords = map[string]bool{
 	"maximum": true, "will": true, "would": true, "may": true, "policy": true, "isn't": true,
 	"none": true, "unchanged": true, "rejected": true, "accepted": true, "ok": true,
 	"eof": true, // a parser's "unexpected token: EOF"
+	"permission": true, "denied": true, "forbidden": true, "unauthorized": true, "expires": true,
 }
 
 // redactSecretColon redacts the values of secretColonRE's matches, but
-// for a bare word of sentenceWords.
+// for a bare word of sentenceWords, and, after a parser's "(un)expected
+// token" or a signature, a value with no letter or digit or any plain
+// word: those name a token of a grammar, not a credential ("unexpected
+// token: } at offset 14", "unexpected token: EOF"). A password made of
+// symbols only is still redacted.
 func redactSecretColon(s string) string {
-	return secretColonRE.ReplaceAllStringFunc(s, func(m string) string {
-		sub := secretColonRE.FindStringSubmatch(m)
-		if sub == nil {
-			return m
+	idx := secretColonRE.FindAllStringSubmatchIndex(s, -1)
+	if idx == nil {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range idx {
+		name, v := s[m[2]:m[3]], s[m[4]:m[5]]
+		b.WriteString(s[last:m[0]])
+		last = m[1]
+		if keepSecretColon(s[:m[0]], name, v) {
+			b.WriteString(s[m[0]:m[1]])
+			continue
 		}
-		v := sub[2]
-		if v != "" && v[0] != '\'' && v[0] != '"' && sentenceWords[strings.ToLower(strings.TrimRight(v, ".!?:)"))] {
-			return m
+		b.WriteString(name)
+		b.WriteString(redacted)
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// keepSecretColon reports whether the value v after name (a secretColonRE
+// match, before its text) is an ordinary word rather than a secret.
+func keepSecretColon(before, name, v string) bool {
+	if v == "" || v[0] == '\'' || v[0] == '"' || v[0] == '[' {
+		return false
+	}
+	if sentenceWords[strings.ToLower(strings.TrimRight(v, ".!?:)"))] {
+		return true
+	}
+	bare := strings.ToLower(strings.TrimRight(strings.TrimSpace(name), ":"))
+	grammar := bare == "signature" || (bare == "token" && precededByWord(before, "unexpected", "expected", "invalid", "bad"))
+	if !grammar && bare == "token" {
+		// "token: }" alone: no credential is punctuation only.
+		grammar = !strings.ContainsFunc(v, isAlnum)
+	}
+	if !grammar {
+		return false
+	}
+	// After a grammar's "token": any value but one that looks like a
+	// credential (long, with letters and digits, or a known key prefix).
+	return !strings.ContainsFunc(v, isAlnum) || !credentialLike(v)
+}
+
+// precededByWord reports whether the last word of before is one of words
+// (ASCII case ignored).
+func precededByWord(before string, words ...string) bool {
+	f := strings.Fields(before)
+	if len(f) == 0 {
+		return false
+	}
+	w := strings.ToLower(strings.Trim(f[len(f)-1], "\"'(:,"))
+	for _, x := range words {
+		if w == x {
+			return true
 		}
-		if !strings.ContainsFunc(v, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
-			return m // a parser's "unexpected token: }": no secret is punctuation only
+	}
+	return false
+}
+
+func isAlnum(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// credentialLike reports whether v looks like a key or token value: 16
+// characters or more mixing letters and digits, or a known key prefix.
+func credentialLike(v string) bool {
+	lv := strings.ToLower(v)
+	for _, p := range []string{"sk-", "sk_", "pk_", "rk_", "ghp_", "gho_", "xox", "aiza", "eyj", "akia"} {
+		if strings.HasPrefix(lv, p) {
+			return true
 		}
-		return sub[1] + redacted
-	})
+	}
+	return len(v) >= 16 && strings.ContainsFunc(v, unicode.IsLetter) && strings.ContainsFunc(v, unicode.IsDigit)
 }

@@ -9,6 +9,22 @@ import (
 // calls a function that is not registered.
 var ErrUnknownTool = errors.New("tool: unknown tool")
 
+// ErrOutcomeUnknown is matched by errors.Is for the error of a tool call
+// that failed after it may have acted, as an idempotency wrapper records it
+// (reason ReasonOutcomeUnknown): a retry answers from that record, and a
+// message to the user must not say it did not happen. The error's text is
+// the tool's own.
+var ErrOutcomeUnknown = errors.New("tool: outcome unknown")
+
+// OutcomeUnknown marks err (non-nil) as ErrOutcomeUnknown, keeping its text
+// and its chain.
+func OutcomeUnknown(err error) error { return &outcomeUnknownError{err: err} }
+
+type outcomeUnknownError struct{ err error }
+
+func (e *outcomeUnknownError) Error() string   { return e.err.Error() }
+func (e *outcomeUnknownError) Unwrap() []error { return []error{e.err, ErrOutcomeUnknown} }
+
 // ErrInvalidArguments is matched by errors.Is for every *ArgumentError.
 var ErrInvalidArguments = errors.New("tool: invalid arguments")
 

@@ -12,11 +12,13 @@ import (
 
 	"github.com/agentfleet/agentfleet/internal/redistest"
 	"github.com/agentfleet/agentfleet/internal/worker"
+	"github.com/agentfleet/agentfleet/pkg/agent"
 	"github.com/agentfleet/agentfleet/pkg/agent/agenttest"
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
 	"github.com/agentfleet/agentfleet/pkg/agent/session/redissession"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
+	"github.com/agentfleet/agentfleet/pkg/taxonomy"
 )
 
 // crashFreeze simulates a worker that froze (a long GC or VM pause, or a
@@ -111,7 +113,7 @@ func crashBlockingModel(entered chan<- struct{}, release <-chan struct{}, resp *
 	}}
 }
 
-// A worker that freezes mid-invocation (its session lease runs out and its
+// Regression (found in review, eighteenth session): A worker that freezes mid-invocation (its session lease runs out and its
 // heartbeats stop) is a zombie once it wakes: the message was redelivered
 // and another worker took the session over and is running the invocation.
 // The zombie's model call then fails. A zombie that gets a final answer
@@ -125,7 +127,17 @@ func crashBlockingModel(entered chan<- struct{}, release <-chan struct{}, resp *
 // final results (first "dead_lettered", then "completed"), and on-call
 // sees a dead letter (auto-replayable SERVER) for an invocation that
 // completed.
-func TestReviewZombieWorkerDeadLettersAnInvocationAnotherWorkerCompletes(t *testing.T) {
+//
+// Two ways the zombie's failure ends: the model error itself, and (the
+// shipped support agent, internal/app.SupportAgent) the taxonomy's
+// on-model-error callback answering with a degraded "queued" answer, which
+// the zombie also stores into the session B now holds.
+func TestZombieWorkerDeadLettersAnInvocationAnotherWorkerCompletes(t *testing.T) {
+	t.Run("model error", func(t *testing.T) { crashZombieDeadLetter(t, false) })
+	t.Run("degraded answer", func(t *testing.T) { crashZombieDeadLetter(t, true) })
+}
+
+func crashZombieDeadLetter(t *testing.T, degrade bool) {
 	e := newEnv(t)
 	rdb, prefix := redistest.Client(t)
 	cfg := redissession.Config{Prefix: prefix}
@@ -158,7 +170,11 @@ func TestReviewZombieWorkerDeadLettersAnInvocationAnotherWorkerCompletes(t *test
 		d.Invocations, d.Gate = invs, gate
 		d.Agents["support"].Sessions = svc
 	}
-	a := e.startWorker("wA", e.supportAgent(aModel), worker.Config{Concurrency: 1, SessionLease: 600 * time.Millisecond})
+	aAgent := e.supportAgent(aModel)
+	if degrade {
+		aAgent.Callbacks.OnModelError = []agent.OnModelErrorCallback{taxonomy.OnModelError(taxonomy.CallbackOptions{})}
+	}
+	a := e.startWorker("wA", aAgent, worker.Config{Concurrency: 1, SessionLease: 600 * time.Millisecond})
 
 	e.publish(request("inv-zombie", "sz", "hello"), nil)
 	<-aEntered
@@ -213,6 +229,17 @@ func TestReviewZombieWorkerDeadLettersAnInvocationAnotherWorkerCompletes(t *test
 	for _, en := range e.dlqEntries() {
 		if en.InvocationID == "inv-zombie" {
 			t.Errorf("a dead letter (%s: %q, worker %s) exists for an invocation that completed", en.Class, en.Reason, en.Worker)
+		}
+	}
+	if degrade {
+		sess, err := svc.Get(context.Background(), session.Key{App: "support", UserID: "u1", SessionID: "sz"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range sess.InvocationEvents("inv-zombie") {
+			if ev.Substituted {
+				t.Errorf("the zombie's degraded answer %q is stored in the session of the invocation B completed", ev.Content.Text())
+			}
 		}
 	}
 }
