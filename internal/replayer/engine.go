@@ -375,7 +375,7 @@ func (x *exec) replay(ctx context.Context, p Planned) error {
 		return nil
 	}
 	n := e.ReplayCount + 1
-	x.tr.expect(e.InvocationID, e.Class, n)
+	x.tr.expect(e.InvocationID, e.Class, n, x.inCanary)
 	ack, err := x.f.JS.PublishMsg(ctx, ReplayMsg(x.f.Streams, e), jetstream.WithExpectStream(x.f.Streams.RequestsStream))
 	if err != nil {
 		x.tr.forget(e.InvocationID, n)

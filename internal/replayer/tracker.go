@@ -52,6 +52,9 @@ type watch struct {
 	// forgotten, by replay count (two entries of one invocation in a plan
 	// share a watch).
 	gens map[int]int
+	// canary is set when a canary replay registered the watch: only a
+	// result of its own generation proves the cause is fixed.
+	canary bool
 }
 
 // want is the replay count a result must carry to count: the newest
@@ -118,14 +121,15 @@ func (t *tracker) close() { _ = t.sub.Unsubscribe() }
 // expect registers a replay (replay count n) before it is published, so
 // its result cannot be missed. A replay of an invocation already awaited
 // shares its watch.
-func (t *tracker) expect(id, class string, n int) {
+func (t *tracker) expect(id, class string, n int, canary bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if w, ok := t.pending[id]; ok && w.res == nil {
 		w.gens[n]++
+		w.canary = w.canary || canary
 		return
 	}
-	t.pending[id] = &watch{class: class, done: make(chan struct{}), gens: map[int]int{n: 1}}
+	t.pending[id] = &watch{class: class, done: make(chan struct{}), gens: map[int]int{n: 1}, canary: canary}
 }
 
 // forget drops a registration (the publish failed or was a duplicate); the
@@ -194,13 +198,15 @@ func (t *tracker) halt() error {
 }
 
 // await waits up to timeout for the result of id. When none arrives it
-// looks at the stored result, in case the subscription missed it: a
-// completed result of this replay's generation or a later one counts. An
-// older one does not (found in review, eighteenth session): it predates the
-// replay (an invocation that had completed before; the replayer no longer
+// looks at the stored result, in case the subscription missed it. For a
+// canary replay only a completed result of its generation or a later one
+// counts (found in review, eighteenth session): an older one predates the
+// replay (an invocation that had completed before; the canary no longer
 // publishes those, see exec.completedBefore), so the replay was acked
-// without running and proves nothing, least of all as a canary. It
-// returns nil when there is no result.
+// without running and proves nothing. For any other replay a stored
+// completed result of any generation counts: the invocation is completed,
+// which is what the summary reports (counting it NO RESULT sent on-call
+// after finished work). It returns nil when there is no result.
 func (t *tracker) await(ctx context.Context, id string, timeout time.Duration) *envelope.Result {
 	t.mu.Lock()
 	w, ok := t.pending[id]
@@ -219,11 +225,19 @@ func (t *tracker) await(ctx context.Context, id string, timeout time.Duration) *
 	}
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	// Without a replay count in its id a stored result cannot be told from
-	// an earlier generation's: it does not count. record itself refuses an
-	// older generation's.
-	if res, n, known, err := t.lookup(lctx, id); err == nil && known && res.Status == envelope.StatusCompleted {
-		t.record(res, n, known)
+	// For a canary, a stored result without a replay count in its id
+	// cannot be told from an earlier generation's: it does not count, and
+	// record itself refuses an older generation's.
+	t.mu.Lock()
+	canary := w.canary
+	t.mu.Unlock()
+	if res, n, known, err := t.lookup(lctx, id); err == nil && res.Status == envelope.StatusCompleted {
+		switch {
+		case canary && known:
+			t.record(res, n, known)
+		case !canary:
+			t.record(res, 0, false) // any generation: the invocation completed
+		}
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
