@@ -14,11 +14,13 @@ import (
 // CheckNATSURL reports why nats.go could never connect with s (nats.url:
 // a server URL or a comma-separated list of them), read as nats.go reads
 // it: each server trimmed of spaces, empty ones skipped, nats:// put
-// before one without a scheme. Each must parse as a URL with scheme nats,
-// tls, ws or wss, a host, and a port from 1 to 65535 when it names one
-// (nats.go adds the default when it does not); websocket servers and the
-// others do not mix (nats.go refuses the list), and a list must name a
-// server (nats.go would dial its default, 127.0.0.1:4222, instead).
+// before one without a scheme. Each must parse as a URL whose scheme is
+// not another protocol's (http, redis, ...: nats.go dials any scheme but
+// tls, ws and wss as plain TCP, so "tcp://h:4222" and an empty host are
+// fine) with a port from 1 to 65535 when it names one (nats.go adds the
+// default when it does not); websocket servers and the others do not mix
+// (nats.go refuses the list), and a list must name a server (nats.go would
+// dial its default, 127.0.0.1:4222, instead).
 //
 // Connecting with such a URL fails on every try, so a worker that took it
 // for a NATS server that is down would retry for ever, never ready and
@@ -42,15 +44,12 @@ func CheckNATSURL(s string) error {
 			errs = append(errs, fmt.Errorf("server %s: %w", RedactURL(p), RedactConnectError(err, p)))
 			continue
 		}
-		if !natsScheme(u.Scheme) {
-			errs = append(errs, fmt.Errorf("server %s: scheme %q: want nats, tls, ws, wss or none (nats://)", RedactURL(p), u.Scheme))
+		if foreignScheme(u.Scheme) {
+			errs = append(errs, fmt.Errorf("server %s: scheme %q is another protocol's (nats.go would speak NATS to it): want nats, tls, ws, wss or none (nats://)", RedactURL(p), u.Scheme))
 			continue
 		}
 		if u.Scheme == "ws" || u.Scheme == "wss" {
 			ws++
-		}
-		if u.Hostname() == "" {
-			errs = append(errs, fmt.Errorf("server %s: no host", RedactURL(p)))
 		}
 		if err := checkPort(u.Port()); err != nil {
 			errs = append(errs, fmt.Errorf("server %s: %w", RedactURL(p), err))
@@ -63,6 +62,18 @@ func CheckNATSURL(s string) error {
 		errs = append(errs, errors.New("mixes websocket (ws, wss) and other servers, which nats.go refuses"))
 	}
 	return errors.Join(errs...)
+}
+
+// foreignScheme reports a scheme of another protocol, a pasted URL of
+// another service: nats.go reads a scheme only to choose TLS or websocket
+// and dials any other as plain TCP ("tcp://nats:4222" works, and so does
+// an empty host, the local machine), so only these are refused.
+func foreignScheme(scheme string) bool {
+	switch strings.ToLower(scheme) {
+	case "http", "https", "redis", "rediss", "unix", "postgres", "postgresql", "amqp", "amqps", "mqtt":
+		return true
+	}
+	return false
 }
 
 // CheckRedisURL reports why s (redis.url) can never connect: go-redis

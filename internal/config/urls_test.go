@@ -15,7 +15,7 @@ func TestCheckNATSURL(t *testing.T) {
 		"nats://127.0.0.1:4222", "127.0.0.1:4222", "localhost", "nats://x",
 		"nats://a:4222,nats://b:4222", "nats://a:4222, b:4222 ,", "nats://user:pass@host:4222",
 		"TOKEN@host:4222", "tls://h:4443", "ws://h", "wss://h:443,wss://h2", "nats://[::1]:4222",
-		"NATS://H:4222", "nats://h:65535", "nats://h:1",
+		"NATS://H:4222", "nats://h:65535", "nats://h:1", "tcp://h:4222", "nats://:4222", ":4222",
 	} {
 		if err := config.CheckNATSURL(u); err != nil {
 			t.Errorf("CheckNATSURL(%q) = %v, want nil: nats.go connects with it", u, err)
@@ -23,7 +23,7 @@ func TestCheckNATSURL(t *testing.T) {
 	}
 	for _, u := range []string{
 		"nats://127.0.0.1:42x22", "nats://127.0.0.1:99999", "nats://h:0", "127.0.0.1:42x22",
-		"http://h:4222", "redis://h:6379", "ws://a,nats://b", " , ", "nats://:4222",
+		"http://h:4222", "redis://h:6379", "ws://a,nats://b", " , ",
 		"nats://a:4222,nats://b:99999",
 	} {
 		if err := config.CheckNATSURL(u); err == nil {
