@@ -44,6 +44,7 @@ type Harness struct {
 	workersMu              sync.Mutex
 	workers                []*childproc.Proc
 	workerGen              []int
+	fleetDown              bool // between stopFleet and startFleet: a crashed worker is reported, not restarted
 	faultsOn               bool
 	closeOnce              sync.Once
 	// crashes are notes on workers found to have exited by themselves
@@ -349,11 +350,21 @@ func (h *Harness) replaceCrashed(i int, old *childproc.Proc) (*childproc.Proc, e
 		return nil, nil
 	}
 	h.noteCrashLocked(i, old)
+	if h.fleetDown {
+		// Stopped for good, or for a phase change: report, never bring a
+		// worker back (found in review, eighteenth session: the final
+		// check's report restarted a worker that then ran through the
+		// check phase).
+		return nil, nil
+	}
 	return h.startWorkerLocked(i)
 }
 
 // startFleet starts cfg.Workers workers with or without faults.
 func (h *Harness) startFleet(faults bool) error {
+	h.workersMu.Lock()
+	h.fleetDown = false
+	h.workersMu.Unlock()
 	h.faultsOn = faults
 	if h.workers == nil {
 		h.workers = make([]*childproc.Proc, h.cfg.Workers)
@@ -375,6 +386,7 @@ func (h *Harness) startFleet(faults bool) error {
 // or never looked at by the final stop.
 func (h *Harness) stopFleet() {
 	h.workersMu.Lock()
+	h.fleetDown = true
 	ws := append([]*childproc.Proc(nil), h.workers...)
 	h.workersMu.Unlock()
 	var wg sync.WaitGroup
