@@ -39,36 +39,14 @@ func TestTimedOutCallThatSucceededOnRetryIsNotReportedAsBeingChecked(t *testing.
 			return tool.OK(map[string]any{"order_id": a.OrderID, "total_cents": 1299}), nil
 		})
 	args := map[string]any{"order_id": "A-1042"}
-	llm := agenttest.NewScriptedModel(
+	final := degradedAnswer(t, "inv-lookup", "What did order A-1042 cost?", lookup,
 		agenttest.Reply(agenttest.Call("get_order", args)),
 		agenttest.Reply(agenttest.Call("get_order", args)), // "you may try once more"
 		agenttest.Fail(&model.ProviderError{Provider: "sim", StatusCode: 503}),
 	)
-	runner := &agent.Runner{
-		Agent: &agent.Agent{
-			Name:  "support",
-			Model: llm,
-			Tools: []tool.Tool{lookup},
-			Callbacks: agent.Callbacks{
-				OnModelError: []agent.OnModelErrorCallback{taxonomy.OnModelError(taxonomy.CallbackOptions{})},
-				OnToolError:  []agent.OnToolErrorCallback{agent.ClassifyToolError()},
-			},
-			MaxModelCalls: 10,
-		},
-		Sessions: session.NewMemory(),
-	}
-	events, err := agenttest.Collect(runner.Run(context.Background(), agent.RunRequest{
-		InvocationID: "inv-lookup", UserID: "u1", SessionID: "s1",
-		Message: model.NewTextContent(model.RoleUser, "What did order A-1042 cost?"),
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
 	if runs.Load() != 2 {
 		t.Fatalf("get_order ran %d times, want 2 (a timeout, then a successful retry)", runs.Load())
 	}
-	final := agenttest.FinalText(events)
-	t.Logf("degraded message: %q", final)
 	if strings.Contains(final, "may have gone through") || strings.Contains(final, "being checked") {
 		t.Errorf("the degraded message says a lookup whose retry completed may have gone through and is being checked: %q", final)
 	}
@@ -90,15 +68,26 @@ func TestTimedOutReadOnlyLookupIsNotReportedAsBeingChecked(t *testing.T) {
 		func(ctx context.Context, a lookupArgs) (map[string]any, error) {
 			return nil, fmt.Errorf("orders service: %w", context.DeadlineExceeded)
 		})
-	llm := agenttest.NewScriptedModel(
+	final := degradedAnswer(t, "inv-lookup-2", "What did order A-1042 cost?", lookup,
 		agenttest.Reply(agenttest.Call("get_order", map[string]any{"order_id": "A-1042"})),
 		agenttest.Fail(&model.ProviderError{Provider: "sim", StatusCode: 503}),
 	)
+	if strings.Contains(final, "may have gone through") || strings.Contains(final, "do not send the request again") {
+		t.Errorf("a read-only lookup that timed out is reported as something that may have happened, and the user is told not to ask again: %q", final)
+	}
+}
+
+// degradedAnswer runs the support agent with tl, the model answering the
+// scripted steps and the fleet's callbacks (ClassifyToolError, the
+// taxonomy's OnModelError), and returns the final text: the degraded
+// answer when the last step fails.
+func degradedAnswer(t *testing.T, id, text string, tl tool.Tool, steps ...agenttest.Step) string {
+	t.Helper()
 	runner := &agent.Runner{
 		Agent: &agent.Agent{
 			Name:  "support",
-			Model: llm,
-			Tools: []tool.Tool{lookup},
+			Model: agenttest.NewScriptedModel(steps...),
+			Tools: []tool.Tool{tl},
 			Callbacks: agent.Callbacks{
 				OnModelError: []agent.OnModelErrorCallback{taxonomy.OnModelError(taxonomy.CallbackOptions{})},
 				OnToolError:  []agent.OnToolErrorCallback{agent.ClassifyToolError()},
@@ -108,15 +97,13 @@ func TestTimedOutReadOnlyLookupIsNotReportedAsBeingChecked(t *testing.T) {
 		Sessions: session.NewMemory(),
 	}
 	events, err := agenttest.Collect(runner.Run(context.Background(), agent.RunRequest{
-		InvocationID: "inv-lookup-2", UserID: "u1", SessionID: "s1",
-		Message: model.NewTextContent(model.RoleUser, "What did order A-1042 cost?"),
+		InvocationID: id, UserID: "u1", SessionID: "s1",
+		Message: model.NewTextContent(model.RoleUser, text),
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	final := agenttest.FinalText(events)
 	t.Logf("degraded message: %q", final)
-	if strings.Contains(final, "may have gone through") || strings.Contains(final, "do not send the request again") {
-		t.Errorf("a read-only lookup that timed out is reported as something that may have happened, and the user is told not to ask again: %q", final)
-	}
+	return final
 }
