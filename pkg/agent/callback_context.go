@@ -99,14 +99,14 @@ type CompletedTool struct {
 func (t CompletedTool) Succeeded() bool { return !tool.IsErrorMap(t.Response) }
 
 // OutcomeUnknown reports whether the tool's response says it failed after
-// it may have acted (reason tool.ReasonOutcomeUnknown): neither done nor
-// not done, so a message to the user must not say it did not happen. A
-// wrapped (effectful) tool that timed out answers so (its error matches
-// tool.ErrOutcomeUnknown, and ClassifyToolError maps it); a read-only
-// tool's timeout stays a plain timeout.
+// it may have acted: reason tool.ReasonOutcomeUnknown, or a timeout of a
+// tool with effects (tool.KeyMayHaveActed, set by ClassifyToolError):
+// neither done nor not done, so a message to the user must not say it did
+// not happen. A read-only tool's timeout is not.
 func (t CompletedTool) OutcomeUnknown() bool {
 	r, _ := t.Response["reason"].(string)
-	return r == tool.ReasonOutcomeUnknown
+	acted, _ := t.Response[tool.KeyMayHaveActed].(bool)
+	return r == tool.ReasonOutcomeUnknown || (r == tool.ReasonTimeout && acted)
 }
 
 // CompletedToolsOf pairs the function calls in events with their responses

@@ -15,7 +15,8 @@ import (
 //
 //   - a timeout (context.DeadlineExceeded, os.ErrDeadlineExceeded, a
 //     net.Error that timed out) → {"status":"error","reason":"timeout",
-//     "retryable":true};
+//     "retryable":true}, with "may_have_acted":true for a tool with effects
+//     (wrapped for idempotency: its request may have gone out);
 //   - invalid arguments (tool.ErrInvalidArguments, e.g. *tool.ArgumentError)
 //     → {"status":"error","reason":"bad_arguments","retryable":false,
 //     "detail":...} with a sanitised detail.
@@ -31,15 +32,19 @@ func ClassifyToolError() OnToolErrorCallback {
 		if errors.Is(err, tool.ErrUnknownTool) || tool.IsInfrastructure(err) {
 			return nil, nil
 		}
-		if errors.Is(err, tool.ErrOutcomeUnknown) {
-			// A wrapped tool failed after it may have acted (a timed-out
-			// refund whose request went out): the answer its record gives
-			// a retry, now.
-			return tool.Error(tool.ReasonOutcomeUnknown, false,
-				"The tool failed after it may have acted; do not call it again. Tell the user it is being checked."), nil
-		}
 		if isTimeout(err) {
-			return tool.Error(tool.ReasonTimeout, true, "The tool timed out; you may try once more."), nil
+			m := tool.Error(tool.ReasonTimeout, true, "The tool timed out; you may try once more.")
+			if mayHaveActed(call, err) {
+				// An effectful tool's request may have gone out before
+				// the deadline (a refund sent, its reply lost): a message
+				// to the user must not say it did not happen
+				// (CompletedTool.OutcomeUnknown reads this). Found in
+				// review, eighteenth session: the degraded answer told
+				// the user a timed-out refund was not completed and to
+				// try again, under a new invocation id.
+				m[tool.KeyMayHaveActed] = true
+			}
+			return m, nil
 		}
 		var ae *tool.ArgumentError
 		if errors.As(err, &ae) {
@@ -52,6 +57,21 @@ func ClassifyToolError() OnToolErrorCallback {
 		}
 		return nil, nil
 	}
+}
+
+// mayHaveActed reports whether a failed call's tool has effects: it is
+// wrapped for idempotency (it has an Unwrap() tool.Tool method, as
+// idempotency.Wrap's tools do), or its error says the outcome is unknown
+// (tool.ErrOutcomeUnknown). Read-only tools are not wrapped.
+func mayHaveActed(call *ToolCall, err error) bool {
+	if errors.Is(err, tool.ErrOutcomeUnknown) {
+		return true
+	}
+	if call == nil {
+		return false
+	}
+	_, wrapped := call.Tool.(interface{ Unwrap() tool.Tool })
+	return wrapped
 }
 
 func isTimeout(err error) bool {

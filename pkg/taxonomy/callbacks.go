@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"unicode"
@@ -210,9 +211,9 @@ func degradedMessage(completed []agent.CompletedTool, describe func(agent.Comple
 	var names []string
 	unknownName := map[string]bool{}
 	seen := map[string]bool{}
-	for _, t := range completed {
+	for i, t := range completed {
 		name := describe(t)
-		if t.OutcomeUnknown() {
+		if t.OutcomeUnknown() && !succeededLater(completed, i) {
 			unknownName[name] = true
 		}
 		if !seen[name] {
@@ -250,6 +251,19 @@ func degradedMessage(completed []agent.CompletedTool, describe func(agent.Comple
 		return lead + " Please do not send the request again: what may have gone through is being checked."
 	}
 	return lead + " Please try again in a few minutes."
+}
+
+// succeededLater reports whether a call after completed[i] with the same
+// tool and the same arguments succeeded: that call's effect is known, and
+// an earlier attempt of it (a timeout the model retried) is not "being
+// checked" (found in review, eighteenth session).
+func succeededLater(completed []agent.CompletedTool, i int) bool {
+	for _, t := range completed[i+1:] {
+		if t.Name == completed[i].Name && t.Succeeded() && reflect.DeepEqual(t.Args, completed[i].Args) {
+			return true
+		}
+	}
+	return false
 }
 
 // joinNames joins names as a sentence does: "a", "a and b", "a, b and c".

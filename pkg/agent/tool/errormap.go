@@ -28,6 +28,11 @@ const (
 	ReasonOutcomeUnknown = "outcome_unknown"
 )
 
+// KeyMayHaveActed is set (true) in a timeout error map of a tool with
+// effects: its request may have gone out before the deadline, so a message
+// to the user must not say it did not happen.
+const KeyMayHaveActed = "may_have_acted"
+
 // MaxErrorStringLen caps every string in an error map (in runes).
 const MaxErrorStringLen = 200
 
@@ -414,7 +419,7 @@ var sentenceWords = map[string]bool{
 	"an": true, "of": true, "to": true, "contains": true, "length": true, "minimum": true,
 	"maximum": true, "will": true, "would": true, "may": true, "policy": true, "isn't": true,
 	"none": true, "unchanged": true, "rejected": true, "accepted": true, "ok": true,
-	"eof": true, // a parser's "unexpected token: EOF"
+	"eof":        true, // a parser's "unexpected token: EOF"
 	"permission": true, "denied": true, "forbidden": true, "unauthorized": true, "expires": true,
 }
 
@@ -456,7 +461,7 @@ func keepSecretColon(before, name, v string) bool {
 		return true
 	}
 	bare := strings.ToLower(strings.TrimRight(strings.TrimSpace(name), ":"))
-	grammar := bare == "signature" || (bare == "token" && precededByWord(before, "unexpected", "expected", "invalid", "bad"))
+	grammar := bare == "signature" || (bare == "token" && precededByWord(before, "unexpected", "expected"))
 	if !grammar && bare == "token" {
 		// "token: }" alone: no credential is punctuation only.
 		grammar = !strings.ContainsFunc(v, isAlnum)

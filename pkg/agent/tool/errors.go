@@ -11,9 +11,10 @@ var ErrUnknownTool = errors.New("tool: unknown tool")
 
 // ErrOutcomeUnknown is matched by errors.Is for the error of a tool call
 // that failed after it may have acted, as an idempotency wrapper records it
-// (reason ReasonOutcomeUnknown): a retry answers from that record, and a
-// message to the user must not say it did not happen. The error's text is
-// the tool's own.
+// (reason ReasonOutcomeUnknown): a retry answers from that record. The
+// error's text is the tool's own, and it escalates as it would unmarked
+// (an auth error is still an auth error); a timeout so marked answers the
+// model with KeyMayHaveActed set.
 var ErrOutcomeUnknown = errors.New("tool: outcome unknown")
 
 // OutcomeUnknown marks err (non-nil) as ErrOutcomeUnknown, keeping its text

@@ -1,0 +1,83 @@
+package taxonomy_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentfleet/agentfleet/pkg/agent"
+	"github.com/agentfleet/agentfleet/pkg/agent/agenttest"
+	"github.com/agentfleet/agentfleet/pkg/agent/model"
+	"github.com/agentfleet/agentfleet/pkg/agent/session"
+	"github.com/agentfleet/agentfleet/pkg/agent/tool"
+	"github.com/agentfleet/agentfleet/pkg/idempotency"
+	"github.com/agentfleet/agentfleet/pkg/taxonomy"
+)
+
+type reviewFix2RefundArgs struct {
+	OrderID     string `json:"order_id"`
+	AmountCents int    `json:"amount_cents"`
+}
+
+// Regression (found in review, eighteenth session): A refund tool written as idempotency.ErrNotApplied documents it (and as
+// the repository's own support.RefundOrder is): the orders service books a
+// refund at most once per idempotency key, so the tool marks its unmapped
+// errors ErrNotApplied when it has a key, and the wrapper releases the
+// claim. The refund went out and was booked; its reply timed out. The
+// wrapper does not mark this error tool.ErrOutcomeUnknown (it released the
+// claim), so ClassifyToolError answers "timeout", and since commit 1890bd3
+// CompletedTool.OutcomeUnknown is false for a "timeout" response. The next
+// model call fails with a 503 after retries: the default degraded message
+// tells the user "Your request was not completed ... Please try again",
+// exactly the eighteenth session's bug the commit meant to fix: a new
+// request is a new invocation id, a new idempotency key, and a second
+// refund.
+func TestDegradedMessageDoesNotDenyATimedOutRefundMarkedNotApplied(t *testing.T) {
+	var booked atomic.Int32
+	refund := tool.MustFunc("refund_order", "Refund an order.",
+		func(ctx context.Context, a reviewFix2RefundArgs) (map[string]any, error) {
+			key, ok := idempotency.KeyFromContext(ctx)
+			if !ok || key == "" {
+				t.Errorf("no idempotency key in the tool's context")
+			}
+			booked.Add(1)                                                                 // the orders service books it under key...
+			err := fmt.Errorf("orders service: reply lost: %w", context.DeadlineExceeded) // ...and the reply times out
+			// As support.RefundOrder does with a key: running it again
+			// under this key is harmless.
+			return nil, fmt.Errorf("%w (%w)", err, idempotency.ErrNotApplied)
+		})
+	llm := agenttest.NewScriptedModel(
+		agenttest.Reply(agenttest.Call("refund_order", map[string]any{"order_id": "A-1042", "amount_cents": 1299})),
+		agenttest.Fail(&model.ProviderError{Provider: "sim", StatusCode: 503}),
+	)
+	runner := &agent.Runner{
+		Agent: &agent.Agent{
+			Name:  "support",
+			Model: llm,
+			Tools: []tool.Tool{idempotency.Wrap(refund, idempotency.NewMemory(), idempotency.Options{Agent: "support"})},
+			Callbacks: agent.Callbacks{
+				OnModelError: []agent.OnModelErrorCallback{taxonomy.OnModelError(taxonomy.CallbackOptions{})},
+				OnToolError:  []agent.OnToolErrorCallback{agent.ClassifyToolError()},
+			},
+			MaxModelCalls: 10,
+		},
+		Sessions: session.NewMemory(),
+	}
+	events, err := agenttest.Collect(runner.Run(context.Background(), agent.RunRequest{
+		InvocationID: "inv-fix2-timeout", UserID: "u1", SessionID: "s1",
+		Message: model.NewTextContent(model.RoleUser, "Please refund order A-1042"),
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if booked.Load() != 1 {
+		t.Fatalf("refund booked %d times, want 1", booked.Load())
+	}
+	final := agenttest.FinalText(events)
+	t.Logf("degraded message: %q", final)
+	if strings.Contains(final, "was not completed") || strings.Contains(final, "try again") {
+		t.Errorf("the degraded message denies a refund that was booked (its reply timed out) and invites a new request (a new idempotency key, a second refund): %q", final)
+	}
+}
