@@ -39,8 +39,11 @@ type Fleet struct {
 	Client *client.Client
 
 	dlqMaxAge time.Duration // the live DLQ stream's max age, read by OpenFleet
-	walkWait  time.Duration // the walk's wait for its next entry (0: defaultWalkWait); tests shorten it
-	close     []func()
+	// reqDups is the live requests stream's duplicate window, read by
+	// OpenFleet (0: unknown, every replay checks its entry first).
+	reqDups  time.Duration
+	walkWait time.Duration // the walk's wait for its next entry (0: defaultWalkWait); tests shorten it
+	close    []func()
 }
 
 // Close releases the connections.
@@ -89,6 +92,9 @@ func OpenFleet(ctx context.Context, cfg config.Replayer, withStores bool, log ze
 		return nil, fmt.Errorf("DLQ stream %s: %w (is this the fleet's NATS server? the workers create it)", f.Streams.DLQStream, err)
 	}
 	f.dlqMaxAge = dlqStream.CachedInfo().Config.MaxAge
+	if reqStream, err := f.JS.Stream(cctx, f.Streams.RequestsStream); err == nil {
+		f.reqDups = reqStream.CachedInfo().Config.Duplicates
+	}
 	f.Reader = dlq.NewReader(f.JS, dlq.Config{Stream: f.Streams.DLQStream, Prefix: f.Streams.DLQPrefix, Consumer: f.Streams.ReplayerConsumer})
 	f.Parked = &Parked{js: f.JS, cfg: ParkedConfig{
 		Stream: cfg.Replay.ParkedStream, Prefix: cfg.Replay.ParkedPrefix, MaxAge: cfg.Replay.ParkedMaxAge,

@@ -36,6 +36,11 @@ type Planned struct {
 	// Why explains a skip, a park or a bad entry.
 	Why string
 
+	// at is when the walk read the entry: a replay of a plan younger than
+	// half the requests' duplicate window needs no check that the entry is
+	// still in the DLQ (exec.replay).
+	at time.Time
+
 	// chained says prev is exact: the walk saw every entry of the subject
 	// stored before this one (no --since, --invocation or start sequence).
 	chained bool
@@ -175,7 +180,7 @@ func Plan(ctx context.Context, f *Fleet, sel Selection) ([]Planned, error) {
 			return out, err
 		}
 		p := decide(it, sel)
-		p.chained, p.prev = chained, last[it.Subject]
+		p.chained, p.prev, p.at = chained, last[it.Subject], time.Now()
 		last[it.Subject] = it.Seq
 		if p.Action == ActionReplay || p.Action == ActionPark {
 			if sel.Max > 0 && acted >= sel.Max {
