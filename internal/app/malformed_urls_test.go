@@ -17,7 +17,7 @@ import (
 // exit 2, and so is a RunWorker error matching ErrBadConfig. It returns
 // whether the worker refused the configuration as bad (exit 2), and what
 // RunWorker said otherwise.
-func loadAndRun(t *testing.T, env map[string]string) (bad bool, err error, logs string) {
+func loadAndRun(t *testing.T, env map[string]string) (bad bool, logs string, err error) {
 	t.Helper()
 	env["AGENTFLEET_METRICS_ADDR"] = ""
 	env["AGENTFLEET_LOG_LEVEL"] = "warn"
@@ -26,7 +26,7 @@ func loadAndRun(t *testing.T, env map[string]string) (bad bool, err error, logs 
 		return v, ok
 	}, io.Discard)
 	if err != nil {
-		return true, err, ""
+		return true, "", err
 	}
 	var out bytes.Buffer
 	// The bound only ends a worker that retries for ever (the defect); a
@@ -34,7 +34,7 @@ func loadAndRun(t *testing.T, env map[string]string) (bad bool, err error, logs 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err = RunWorker(ctx, cfg, func(string) string { return "" }, &out)
-	return errors.Is(err, ErrBadConfig), err, out.String()
+	return errors.Is(err, ErrBadConfig), out.String(), err
 }
 
 // Regression (found in review, eighteenth session): a nats.url that
@@ -46,7 +46,7 @@ func loadAndRun(t *testing.T, env map[string]string) (bad bool, err error, logs 
 // since the seventeenth session).
 func TestMalformedNATSURLIsBadConfig(t *testing.T) {
 	for _, u := range []string{"nats://127.0.0.1:42x22", "nats://127.0.0.1:99999"} {
-		bad, err, logs := loadAndRun(t, map[string]string{"AGENTFLEET_NATS_URL": u})
+		bad, logs, err := loadAndRun(t, map[string]string{"AGENTFLEET_NATS_URL": u})
 		if !bad {
 			t.Errorf("nats.url %q: RunWorker returned %v after retrying, want a bad-configuration error (exit 2); log:\n%s",
 				u, err, lastLines(logs, 2))
@@ -60,7 +60,7 @@ func TestMalformedNATSURLIsBadConfig(t *testing.T) {
 // supervisor restarted it for ever.
 func TestMalformedRedisURLIsBadConfig(t *testing.T) {
 	for _, u := range []string{"localhost:6379", "redis://127.0.0.1:63x79/0"} {
-		bad, err, _ := loadAndRun(t, map[string]string{
+		bad, _, err := loadAndRun(t, map[string]string{
 			"AGENTFLEET_EMBEDDED_ENABLED": "true", "AGENTFLEET_EMBEDDED_PORT": "-1",
 			"AGENTFLEET_EMBEDDED_DATA_DIR": t.TempDir(), "AGENTFLEET_REDIS_URL": u,
 		})

@@ -409,14 +409,15 @@ func TestBudget_RefillsOnSuccess(t *testing.T) {
 	if b.Tokens() != 10 {
 		t.Fatalf("tokens %v, capped at 10", b.Tokens())
 	}
-	if retry.DefaultBudgets.For("x", 10, 0.1) != retry.DefaultBudgets.For("x", 10, 0.1) {
+	first, second := retry.DefaultBudgets.For("x", 10, 0.1), retry.DefaultBudgets.For("x", 10, 0.1)
+	if first != second {
 		t.Fatal("budgets of one model and one setting are not shared")
 	}
 	// Regression (found in review, seventeenth session): another setting
 	// for the same model got the first creator's budget.
-	if other := retry.DefaultBudgets.For("x", 3, 1); other == retry.DefaultBudgets.For("x", 10, 0.1) || other.Tokens() != 3 {
+	if other := retry.DefaultBudgets.For("x", 3, 1); other == first || other.Tokens() != 3 {
 		t.Fatalf("a decorator configured for 3 tokens got a budget of %v tokens (shared with the 10-token one: %v)",
-			other.Tokens(), other == retry.DefaultBudgets.For("x", 10, 0.1))
+			other.Tokens(), other == first)
 	}
 }
 
