@@ -27,24 +27,7 @@ import (
 // runs.
 func TestWorkerOnTheRedisGate(t *testing.T) {
 	e := newEnv(t)
-	rdb, prefix := redistest.Client(t)
-	cfg := redissession.Config{Prefix: prefix}
-	locker, err := redissession.NewLocker(rdb, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	invs, err := redissession.NewInvocations(rdb, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gate, err := redissession.NewGate(rdb, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := redissession.New(rdb, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rdb, locker, invs, gate, svc := redisSessionStores(t)
 	e.deps = func(d *worker.Deps) {
 		d.Locker, d.Invocations, d.Gate = locker, invs, gate
 		d.Agents["support"].Sessions = svc
@@ -229,4 +212,30 @@ func authorsOf(evs []*session.Event) string {
 		out[i] = e.Author
 	}
 	return fmt.Sprint(out)
+}
+
+// redisSessionStores are the Redis client and session stores of one test
+// (a key prefix of its own): the locker, the invocation records, the gate over
+// both and the session service.
+func redisSessionStores(t *testing.T) (*redis.Client, *redissession.Locker, *redissession.Invocations, *redissession.Gate, *redissession.Service) {
+	t.Helper()
+	rdb, prefix := redistest.Client(t)
+	cfg := redissession.Config{Prefix: prefix}
+	locker, err := redissession.NewLocker(rdb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	invs, err := redissession.NewInvocations(rdb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate, err := redissession.NewGate(rdb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := redissession.New(rdb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rdb, locker, invs, gate, svc
 }

@@ -10,13 +10,11 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/agentfleet/agentfleet/internal/redistest"
 	"github.com/agentfleet/agentfleet/internal/worker"
 	"github.com/agentfleet/agentfleet/pkg/agent"
 	"github.com/agentfleet/agentfleet/pkg/agent/agenttest"
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
-	"github.com/agentfleet/agentfleet/pkg/agent/session/redissession"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 	"github.com/agentfleet/agentfleet/pkg/taxonomy"
 )
@@ -139,24 +137,7 @@ func TestZombieWorkerDeadLettersAnInvocationAnotherWorkerCompletes(t *testing.T)
 
 func crashZombieDeadLetter(t *testing.T, degrade bool) {
 	e := newEnv(t)
-	rdb, prefix := redistest.Client(t)
-	cfg := redissession.Config{Prefix: prefix}
-	locker, err := redissession.NewLocker(rdb, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	invs, err := redissession.NewInvocations(rdb, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gate, err := redissession.NewGate(rdb, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := redissession.New(rdb, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, locker, invs, gate, svc := redisSessionStores(t)
 	freeze := &crashFreeze{}
 
 	// Worker A: one slot (so it cannot pick the redelivery up itself), a
