@@ -2,9 +2,6 @@ package chaos
 
 import (
 	"context"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -25,32 +22,7 @@ exit 2
 // waits until the worker has crashed by itself.
 func startCrashOnceFleet(t *testing.T, cfg Config) *Harness {
 	t.Helper()
-	if _, _, err := ServerBinaries(Config{}); err != nil {
-		t.Skipf("server binaries missing: %v", err)
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "worker")
-	if err := os.WriteFile(bin, []byte(crashOnceScript), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cfg.WorkDir, cfg.Out, cfg.Workers, cfg.WorkerBin, cfg.ReplayerBin = dir, io.Discard, 1, bin, bin
-	h, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(h.Close)
-	if err := h.Build(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.startFleet(true); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-h.workers[0].Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the worker did not crash")
-	}
-	return h
+	return startScriptedFleet(t, cfg, crashOnceScript)
 }
 
 // Regression (found in review, eighteenth session): A worker that crashed

@@ -13,6 +13,13 @@ import (
 // it to exit by itself.
 func startExitingWorker(t *testing.T, script string) *Harness {
 	t.Helper()
+	return startScriptedFleet(t, Config{}, script)
+}
+
+// startScriptedFleet starts a one-worker fleet of cfg whose worker (and
+// replayer) is script, and waits until the worker has exited by itself.
+func startScriptedFleet(t *testing.T, cfg Config, script string) *Harness {
+	t.Helper()
 	if _, _, err := ServerBinaries(Config{}); err != nil {
 		t.Skipf("server binaries missing: %v", err)
 	}
@@ -21,7 +28,8 @@ func startExitingWorker(t *testing.T, script string) *Harness {
 	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	h, err := New(Config{WorkDir: dir, Out: io.Discard, Workers: 1, WorkerBin: bin, ReplayerBin: bin})
+	cfg.WorkDir, cfg.Out, cfg.Workers, cfg.WorkerBin, cfg.ReplayerBin = dir, io.Discard, 1, bin, bin
+	h, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

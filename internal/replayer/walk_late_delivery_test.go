@@ -89,12 +89,7 @@ func TestWalkWaitsForADeliveryThatArrivesLate(t *testing.T) {
 	x.seedFastT(t, "late", n)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	f, err := OpenFleet(ctx, x.cfg, false, nopLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	f.walkWait = 300 * time.Millisecond
+	f := x.walkFleet(ctx)
 	f.JS = &lateJS{JetStream: f.JS, lateAt: n}
 	got := 0
 	for it, err := range f.walk(ctx, dlq.Filter{}, 0) {

@@ -25,12 +25,7 @@ func TestWalkThatTheServerStopsServingFails(t *testing.T) {
 	x.cfg.NATS.URL = p.URL()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	f, err := OpenFleet(ctx, x.cfg, false, nopLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	f.walkWait = 300 * time.Millisecond
+	f := x.walkFleet(ctx)
 
 	got := 0
 	var walkErr error
@@ -61,12 +56,7 @@ func TestWalkWhoseRestWasDeletedEnds(t *testing.T) {
 	x.seedFastT(t, "gone", n)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	f, err := OpenFleet(ctx, x.cfg, false, nopLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	f.walkWait = 300 * time.Millisecond
+	f := x.walkFleet(ctx)
 	got := 0
 	for it, err := range f.walk(ctx, dlq.Filter{}, 0) {
 		if it == nil {
@@ -90,4 +80,17 @@ func TestWalkWhoseRestWasDeletedEnds(t *testing.T) {
 	if got == 0 || got > walkBatch {
 		t.Fatalf("the walk yielded %d entries; want between 1 and %d", got, walkBatch)
 	}
+}
+
+// walkFleet opens a fleet on x.cfg (closed when the test ends) whose walk
+// waits 300 ms for its next entry instead of 5 s.
+func (x *fx) walkFleet(ctx context.Context) *Fleet {
+	x.t.Helper()
+	f, err := OpenFleet(ctx, x.cfg, false, nopLog())
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	x.t.Cleanup(f.Close)
+	f.walkWait = 300 * time.Millisecond
+	return f
 }

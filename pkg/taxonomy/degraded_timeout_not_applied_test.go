@@ -7,16 +7,13 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/agentfleet/agentfleet/pkg/agent"
 	"github.com/agentfleet/agentfleet/pkg/agent/agenttest"
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
-	"github.com/agentfleet/agentfleet/pkg/agent/session"
 	"github.com/agentfleet/agentfleet/pkg/agent/tool"
 	"github.com/agentfleet/agentfleet/pkg/idempotency"
-	"github.com/agentfleet/agentfleet/pkg/taxonomy"
 )
 
-type reviewFix2RefundArgs struct {
+type notAppliedRefundArgs struct {
 	OrderID     string `json:"order_id"`
 	AmountCents int    `json:"amount_cents"`
 }
@@ -37,7 +34,7 @@ type reviewFix2RefundArgs struct {
 func TestDegradedMessageDoesNotDenyATimedOutRefundMarkedNotApplied(t *testing.T) {
 	var booked atomic.Int32
 	refund := tool.MustFunc("refund_order", "Refund an order.",
-		func(ctx context.Context, a reviewFix2RefundArgs) (map[string]any, error) {
+		func(ctx context.Context, a notAppliedRefundArgs) (map[string]any, error) {
 			key, ok := idempotency.KeyFromContext(ctx)
 			if !ok || key == "" {
 				t.Errorf("no idempotency key in the tool's context")
@@ -48,35 +45,14 @@ func TestDegradedMessageDoesNotDenyATimedOutRefundMarkedNotApplied(t *testing.T)
 			// under this key is harmless.
 			return nil, fmt.Errorf("%w (%w)", err, idempotency.ErrNotApplied)
 		})
-	llm := agenttest.NewScriptedModel(
+	final := degradedAnswer(t, "inv-fix2-timeout", "Please refund order A-1042",
+		idempotency.Wrap(refund, idempotency.NewMemory(), idempotency.Options{Agent: "support"}),
 		agenttest.Reply(agenttest.Call("refund_order", map[string]any{"order_id": "A-1042", "amount_cents": 1299})),
 		agenttest.Fail(&model.ProviderError{Provider: "sim", StatusCode: 503}),
 	)
-	runner := &agent.Runner{
-		Agent: &agent.Agent{
-			Name:  "support",
-			Model: llm,
-			Tools: []tool.Tool{idempotency.Wrap(refund, idempotency.NewMemory(), idempotency.Options{Agent: "support"})},
-			Callbacks: agent.Callbacks{
-				OnModelError: []agent.OnModelErrorCallback{taxonomy.OnModelError(taxonomy.CallbackOptions{})},
-				OnToolError:  []agent.OnToolErrorCallback{agent.ClassifyToolError()},
-			},
-			MaxModelCalls: 10,
-		},
-		Sessions: session.NewMemory(),
-	}
-	events, err := agenttest.Collect(runner.Run(context.Background(), agent.RunRequest{
-		InvocationID: "inv-fix2-timeout", UserID: "u1", SessionID: "s1",
-		Message: model.NewTextContent(model.RoleUser, "Please refund order A-1042"),
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
 	if booked.Load() != 1 {
 		t.Fatalf("refund booked %d times, want 1", booked.Load())
 	}
-	final := agenttest.FinalText(events)
-	t.Logf("degraded message: %q", final)
 	if strings.Contains(final, "was not completed") || strings.Contains(final, "try again") {
 		t.Errorf("the degraded message denies a refund that was booked (its reply timed out) and invites a new request (a new idempotency key, a second refund): %q", final)
 	}
