@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/agentfleet/agentfleet/internal/cooldown"
 )
 
 // Regression (found in review, eighteenth session): runbook step 8 lists
@@ -20,20 +18,7 @@ func TestDrainExportsPausedWhileAModelCoolsDown(t *testing.T) {
 	x := newFx(t, true)
 	ctx := ctxT(t)
 	x.seed("cool", 3, "SERVER", 0)
-	ccfg := x.cfg.Cooldown
-	ccfg.MinCalls, ccfg.Duration = 2, time.Hour
-	store := cooldown.NewRedis(x.rdb, x.prefix, ccfg)
-	var until time.Time
-	for range 3 {
-		u, err := store.Record(ctx, "sim:support", true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		until = u
-	}
-	if until.IsZero() {
-		t.Fatal("cooldown did not open")
-	}
+	until := x.openCooldown(ctx, "sim:support", time.Hour)
 	d := startDrainWithMetrics(t, x, map[string]string{
 		"AGENTFLEET_DRAIN_INTERVAL": "100ms", "AGENTFLEET_DRAIN_RATE": "0",
 		"AGENTFLEET_COOLDOWN_MIN_CALLS": "2", "AGENTFLEET_COOLDOWN_DURATION": "1h",

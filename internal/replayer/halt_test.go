@@ -105,20 +105,7 @@ func TestCooldownPausesReplay(t *testing.T) {
 	ctx := ctxT(t)
 	x.seed("cool", 5, "SERVER", 0)
 	env := map[string]string{"AGENTFLEET_COOLDOWN_MIN_CALLS": "2", "AGENTFLEET_COOLDOWN_DURATION": "4s", "AGENTFLEET_REPLAY_COOLDOWN_POLL": "50ms"}
-	ccfg := x.cfg.Cooldown
-	ccfg.MinCalls, ccfg.Duration = 2, 4*time.Second
-	store := cooldown.NewRedis(x.rdb, x.prefix, ccfg)
-	var until time.Time
-	for range 3 {
-		u, err := store.Record(ctx, "sim:support", true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		until = u
-	}
-	if until.IsZero() {
-		t.Fatal("cooldown did not open")
-	}
+	until := x.openCooldown(ctx, "sim:support", 4*time.Second)
 
 	var o, e syncBuf
 	done := make(chan int, 1)
@@ -207,4 +194,25 @@ func TestDrainReplaysAutomaticallyWithMetrics(t *testing.T) {
 	if code := d.stop(); code != ExitOK && code != ExitInterrupted {
 		t.Fatalf("drain exit %d\n%s", code, d.stderr.String())
 	}
+}
+
+// openCooldown opens the fleet cooldown of model in x's Redis for d (three
+// transient failures against a MinCalls of 2) and returns when it ends.
+func (x *fx) openCooldown(ctx context.Context, model string, d time.Duration) time.Time {
+	x.t.Helper()
+	ccfg := x.cfg.Cooldown
+	ccfg.MinCalls, ccfg.Duration = 2, d
+	store := cooldown.NewRedis(x.rdb, x.prefix, ccfg)
+	var until time.Time
+	for range 3 {
+		u, err := store.Record(ctx, model, true)
+		if err != nil {
+			x.t.Fatal(err)
+		}
+		until = u
+	}
+	if until.IsZero() {
+		x.t.Fatal("cooldown did not open")
+	}
+	return until
 }
