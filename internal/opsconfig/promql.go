@@ -15,6 +15,10 @@ type Selector struct {
 	Name string
 	// Matchers are the selector's label matchers, in order.
 	Matchers []Matcher
+	// Calls are the functions and aggregations the selector is an
+	// argument of, innermost first: ["rate", "sum"] for
+	// sum(rate(x[5m])). Grouping parentheses are not calls.
+	Calls []string
 }
 
 // Matcher is one label matcher of a selector.
@@ -347,6 +351,17 @@ type frame struct {
 	call string // function or aggregation name; "" for grouping parentheses
 }
 
+// enclosingCalls returns the calls of stack, innermost first, or nil.
+func enclosingCalls(stack []frame) []string {
+	var out []string
+	for i := len(stack) - 1; i >= 0; i-- {
+		if stack[i].call != "" {
+			out = append(out, stack[i].call)
+		}
+	}
+	return out
+}
+
 func (p *parser) parse() error {
 	var stack []frame
 	expectOperand := true
@@ -429,6 +444,7 @@ func (p *parser) parse() error {
 						return err
 					}
 				}
+				sel.Calls = enclosingCalls(stack)
 				p.expr.Selectors = append(p.expr.Selectors, sel)
 				expectOperand = false
 			}
@@ -511,6 +527,7 @@ func (p *parser) parse() error {
 				if sel.Name == "" {
 					return p.errf("selector without a metric name")
 				}
+				sel.Calls = enclosingCalls(stack)
 				p.expr.Selectors = append(p.expr.Selectors, sel)
 				expectOperand = false
 			case "[":

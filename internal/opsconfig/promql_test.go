@@ -83,3 +83,33 @@ func TestSlug(t *testing.T) {
 		}
 	}
 }
+
+// TestParseExprCalls checks each selector's enclosing calls, innermost
+// first: the counter check (a counter is used through rate or increase)
+// reads them.
+func TestParseExprCalls(t *testing.T) {
+	cases := map[string][][]string{
+		`a`:                                 {nil},
+		`sum by (m) (rate(a[5m])) / (b)`:    {{"rate", "sum"}, nil},
+		`max_over_time(rate(a[5m])[1h:1m])`: {{"rate", "max_over_time"}},
+		`histogram_quantile(0.9, sum(rate(h[5m])))`:              {{"rate", "sum", "histogram_quantile"}},
+		`a unless last_over_time({__name__="a"}[1h] offset 10m)`: {nil, {"last_over_time"}},
+		`sum((a))`: {{"sum"}},
+	}
+	for expr, want := range cases {
+		e, err := opsconfig.ParseExpr(expr)
+		if err != nil {
+			t.Errorf("%s: %v", expr, err)
+			continue
+		}
+		if len(e.Selectors) != len(want) {
+			t.Errorf("%s: %d selectors, want %d", expr, len(e.Selectors), len(want))
+			continue
+		}
+		for i, s := range e.Selectors {
+			if !slices.Equal(s.Calls, want[i]) {
+				t.Errorf("%s: selector %d (%s) calls %v, want %v", expr, i, s.Name, s.Calls, want[i])
+			}
+		}
+	}
+}
