@@ -43,8 +43,10 @@ var ErrNotApplied = errors.New("idempotency: the effect was not applied")
 // record with this result is larger than the backend can ever hold (NATS
 // KV: the server's max_payload, 1 MiB by default). It is not a
 // *StoreError: retrying cannot help. The wrapper then stores a small
-// "result_not_recorded" error map instead, so the key is completed and no
-// retry, redelivery or replay runs the effect again.
+// "result_not_recorded" error map instead, with what the tool asked of the
+// loop (state changes, the end of the invocation) so a replay gives it the
+// same; the key is completed and no retry, redelivery or replay runs the
+// effect again.
 var ErrResultTooLarge = errors.New("idempotency: result too large for the store")
 
 // ErrMissingKeyField is matched (errors.Is) by every *KeyFieldError.

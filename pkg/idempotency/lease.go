@@ -29,9 +29,15 @@ type renewer struct {
 // claim is lost (ErrNotOwner, ErrLeaseLost) or the lease runs out without a
 // successful renewal, it cancels the tool's context with that cause: another
 // owner may be running the tool, so this one should stop as soon as it can.
-// Its goroutine starts only when the first renewal (or the cancel) is due:
-// a tool that returns before that (most do) costs a timer, not a goroutine,
-// a ticker and a second timer.
+// The first renewal is due RenewInterval after the claim's answer arrived,
+// or at once when the cancel would come before that: the lease started at
+// the store, so a claim answered late (a slow network, a loaded server)
+// leaves less than the whole lease, and the tool must not be cancelled
+// before any renewal was tried (found in review, nineteenth session). It is
+// cancelled only if no renewal lands before the cancel. The goroutine
+// starts only when the first renewal is due: a tool that returns before
+// that (most do) costs a timer, not a goroutine, a ticker and a second
+// timer.
 func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel context.CancelCauseFunc) *renewer {
 	r := &renewer{quit: make(chan struct{}), done: make(chan struct{})}
 	o := c.w.opts
@@ -45,9 +51,11 @@ func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel 
 	// running ahead and the tool's reaction time.
 	margin := cancelMargin(o.Lease)
 	cancelAt := func() time.Duration { return time.Until(leaseUntil) - margin }
-	first := min(o.RenewInterval, cancelAt())
-	renewFirst := first == o.RenewInterval // else the cancel is due first
-	r.start = time.AfterFunc(max(first, 0), func() {
+	first := o.RenewInterval
+	if cancelAt() < first {
+		first = 0 // the cancel would come first: renew now
+	}
+	r.start = time.AfterFunc(first, func() {
 		defer close(r.done)
 		t := time.NewTicker(o.RenewInterval)
 		defer t.Stop()
@@ -84,13 +92,11 @@ func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel 
 			}()
 			return out
 		}
-		if renewFirst {
-			select {
-			case <-r.quit:
-				return
-			default:
-				pending = renew() // the first renewal is due now
-			}
+		select {
+		case <-r.quit:
+			return
+		default:
+			pending = renew() // the first renewal is due now
 		}
 		for {
 			select {

@@ -42,7 +42,9 @@ type Options struct {
 	// default Lease/3. Must be shorter than the lease less the cancel
 	// margin (a tenth of the lease, at most 2 s: a tool is cancelled that
 	// long before an unrenewed lease ends), or no renewal could come
-	// before the cancel.
+	// before the cancel. It counts from when the claim's answer arrives:
+	// when a late answer leaves less of the lease than that before the
+	// cancel, the first renewal is made at once.
 	RenewInterval time.Duration
 	// Retention is how long completed results are kept; default
 	// DefaultRetention. Validate checks it against DLQMaxAge.

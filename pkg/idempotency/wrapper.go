@@ -325,33 +325,85 @@ func (c *call) run(ctx context.Context, args map[string]any, leaseUntil time.Tim
 	raw, encErr := json.Marshal(res)
 	if encErr != nil {
 		// The effect happened; never run it again. Record that the result
-		// could not be stored and report the encoding error.
-		c.complete(resultNotRecorded)
+		// could not be stored (with the tool's actions) and report the
+		// encoding error.
+		c.complete(c.notRecordedRecords()[0])
 		return nil, fmt.Errorf("idempotency: tool %s: encode result: %w", c.tool, encErr)
 	}
 	stored, encErr := c.withActions(res, raw)
 	if encErr != nil {
-		c.complete(resultNotRecorded)
+		c.complete(c.notRecordedRecords()[0])
 		return nil, fmt.Errorf("idempotency: tool %s: encode actions: %w", c.tool, encErr)
 	}
 	c.complete(stored)
 	// Every caller, first or replayed, sees the same JSON-shaped result
 	// (but for a result too large for the store: the first caller gets it,
-	// a replay gets resultNotRecorded, see complete).
+	// a replay gets the result_not_recorded map, see complete). Both get
+	// the same actions.
 	if m, ok := normalizedResult(res); ok {
 		return m, nil
 	}
 	return decodeResult(raw)
 }
 
-// resultNotRecorded is stored for a call whose tool succeeded but whose
-// result cannot be stored: it does not encode as JSON, or the store cannot
-// hold it (ErrResultTooLarge). The effect happened, so a replay answers
-// this instead of running the tool again.
+// notRecordedResult is the result stored for a call whose tool succeeded
+// but whose result cannot be stored: it does not encode as JSON, or the
+// store cannot hold it (ErrResultTooLarge). The effect happened, so a
+// replay answers this instead of running the tool again.
+func notRecordedResult() map[string]any {
+	return tool.Error("result_not_recorded", false, "the tool ran but its result could not be recorded")
+}
+
+// resultNotRecorded is notRecordedResult as JSON, without the tool's
+// actions: the last resort of notRecordedRecords.
 var resultNotRecorded = func() json.RawMessage {
-	raw, _ := json.Marshal(tool.Error("result_not_recorded", false, "the tool ran but its result could not be recorded"))
+	raw, _ := json.Marshal(notRecordedResult())
 	return raw
 }()
+
+// notRecordedRecords returns what to store, first choice first, for a call
+// whose tool succeeded but whose result cannot be stored: the
+// result_not_recorded map with the tool's actions under actionsKey, as
+// withActions stores them (a replay gives the loop the same state changes
+// and the same end of the invocation as the run it replays; they used to be
+// dropped with the result, found in review, nineteenth session); then with
+// only the end of the invocation, for state changes that do not encode or
+// are themselves too large for the store; then the bare map. A member of
+// the tool's own named actionsKey is part of the result, not recorded.
+func (c *call) notRecordedRecords() []json.RawMessage {
+	acts := c.tc.Actions()
+	var out []json.RawMessage
+	add := func(sa storedActions) {
+		m := notRecordedResult()
+		m[actionsKey] = sa
+		if raw, err := json.Marshal(m); err == nil {
+			out = append(out, raw)
+		}
+	}
+	if len(acts.StateDelta) > 0 {
+		add(storedActions{StateDelta: acts.StateDelta, EndInvocation: acts.EndInvocation})
+	}
+	if acts.EndInvocation {
+		add(storedActions{EndInvocation: true})
+	}
+	return append(out, resultNotRecorded)
+}
+
+// smallerRecord returns what to store in place of raw, which the store
+// refused as too large: the record after raw in notRecordedRecords, or
+// the first of them when raw is not one; nil when raw is the last.
+func (c *call) smallerRecord(raw json.RawMessage) json.RawMessage {
+	recs := c.notRecordedRecords()
+	for i, r := range recs {
+		if bytes.Equal(r, raw) {
+			if i+1 < len(recs) {
+				return recs[i+1]
+			}
+			return nil
+		}
+	}
+	return recs[0]
+}
 
 // outcomeUnknown is stored for a call whose tool returned an error that
 // does not say the effect was not applied, or panicked (ErrNotApplied).
@@ -362,7 +414,9 @@ var outcomeUnknown = func() json.RawMessage {
 }()
 
 // complete stores the result, retrying store failures within WaitTimeout.
-// The tool has run: failures are logged and counted, not returned.
+// The tool has run: failures are logged and counted, not returned. A result
+// the store can never hold (ErrResultTooLarge) is replaced by the
+// result_not_recorded map with the tool's actions (notRecordedRecords).
 func (c *call) complete(raw json.RawMessage) {
 	o := c.w.opts
 	deadline := time.Now().Add(max(o.WaitTimeout, o.StoreTimeout))
@@ -381,14 +435,18 @@ func (c *call) complete(raw json.RawMessage) {
 			return
 		}
 		o.Metrics.storeError(c.agent, c.tool, "complete")
-		if errors.Is(err, ErrResultTooLarge) && !bytes.Equal(raw, resultNotRecorded) {
-			// No retry can store it, and a claim left in progress would
-			// be taken over when its lease ends and the effect run again:
-			// complete the key with the small record instead.
-			c.logAt(zerolog.ErrorLevel).Err(err).Str("key", c.ticket.Key).Int("result_bytes", len(raw)).
-				Msg("idempotency: the tool ran but its result is too large for the store; recording result_not_recorded instead")
-			raw = resultNotRecorded
-			continue
+		if errors.Is(err, ErrResultTooLarge) {
+			if smaller := c.smallerRecord(raw); smaller != nil {
+				// No retry can store it, and a claim left in progress
+				// would be taken over when its lease ends and the
+				// effect run again: complete the key with a smaller
+				// record instead.
+				c.logAt(zerolog.ErrorLevel).Err(err).Str("key", c.ticket.Key).
+					Int("result_bytes", len(raw)).Int("record_bytes", len(smaller)).
+					Msg("idempotency: the tool ran but its result is too large for the store; recording result_not_recorded instead")
+				raw = smaller
+				continue
+			}
 		}
 		d := b.NextBackOff()
 		if !errors.Is(err, ErrStoreUnavailable) || time.Now().Add(d).After(deadline) {
