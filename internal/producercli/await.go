@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"github.com/agentfleet/agentfleet/internal/cliflag"
 
-	"github.com/agentfleet/agentfleet/pkg/client"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
 
@@ -36,14 +35,19 @@ func runAwait(ctx context.Context, args []string, g *globals, env Env) int {
 		return ExitError
 	}
 	defer nc.Close()
-	return awaitAndPrint(ctx, c, pos[0], g, env, asJSON)
+	id := pos[0]
+	return awaitAndPrint(ctx, id, g, env, asJSON, func(actx context.Context) (*envelope.Result, error) {
+		return c.Await(actx, id)
+	})
 }
 
-// awaitAndPrint waits up to --timeout for the result of id and prints it.
-func awaitAndPrint(ctx context.Context, c *client.Client, id string, g *globals, env Env, asJSON bool) int {
+// awaitAndPrint waits up to --timeout for the result of id (await) and
+// prints it.
+func awaitAndPrint(ctx context.Context, id string, g *globals, env Env, asJSON bool,
+	await func(context.Context) (*envelope.Result, error)) int {
 	actx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()
-	res, err := c.Await(actx, id)
+	res, err := await(actx)
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 			fmt.Fprintf(env.Stderr, "producer: no result for %s within %s\n", id, g.timeout)

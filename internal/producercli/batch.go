@@ -12,7 +12,6 @@ import (
 
 	"github.com/agentfleet/agentfleet/pkg/client"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
-	"github.com/agentfleet/agentfleet/pkg/taxonomy"
 )
 
 // Outcome is what became of one batch line.
@@ -94,8 +93,9 @@ type BatchOptions struct {
 // for a resubmission, so its rerun is a replay from the DLQ (dlq-replayer
 // replay); WriteSummary says so. A stored BAD_INPUT refusal is the
 // exception: the worker refused it before it recorded anything, so the
-// line is sent again and its new result is the outcome. The returned results are in line order; RunBatch
-// fails only when ctx ends (the rest are OutcomeCanceled).
+// line is sent again and its new result is the outcome (client.AwaitSent).
+// The returned results are in line order; RunBatch fails only when ctx ends
+// (the rest are OutcomeCanceled).
 func RunBatch(ctx context.Context, c *client.Client, lines []Line, opts BatchOptions) ([]LineResult, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 1
@@ -202,14 +202,14 @@ func runLine(ctx context.Context, c *client.Client, l Line, limiter *rate.Limite
 	case err == nil && stored.Status == envelope.StatusCompleted:
 		r.Outcome, r.Class = OutcomeSkipped, stored.ErrorClass
 		return r
-	case err == nil && stored.Status == envelope.StatusFailed && stored.ErrorClass == string(taxonomy.BadInput):
+	case err == nil && stored.RefusedAsBadInput():
 		// Refused as BAD_INPUT before (an agent not deployed yet, a size
 		// limit): the worker refused it before it wrote any record, so a
 		// resubmission runs, and the runbook's remedy ("fix it, purge
 		// them; the producer sends them again") is this rerun. It used to
 		// be reported as an earlier failure for ever (found in review,
-		// eighteenth session).
-		return resend(ctx, c, l, limiter, timeout, r, stored, fail)
+		// eighteenth session). Sent again below; AwaitSent awaits the
+		// result that follows the refusal.
 	case err == nil:
 		// Dead-lettered or failed before: a resubmission would not run it
 		// again (the worker answers a finished invocation from its record
@@ -218,7 +218,9 @@ func runLine(ctx context.Context, c *client.Client, l Line, limiter *rate.Limite
 		// rerun is a replay from the DLQ.
 		r.Outcome, r.Class, r.Earlier = Outcome(stored.Status), stored.ErrorClass, true
 		return r
-	case !errors.Is(err, client.ErrNoResult):
+	case errors.Is(err, client.ErrNoResult):
+		stored = nil
+	default:
 		return fail(err)
 	}
 	if err := limiter.Wait(ctx); err != nil {
@@ -232,44 +234,18 @@ func runLine(ctx context.Context, c *client.Client, l Line, limiter *rate.Limite
 	r.Submitted, r.Duplicate = true, rec.Duplicate
 	// No result was stored when we looked: the next one is the outcome
 	// (also for a duplicate the server still had in its window: its
-	// result is still to come, or Await finds it stored).
+	// result is still to come, or Await finds it stored). After a stored
+	// BAD_INPUT refusal, the result that follows it; but a resend the
+	// server dropped as a duplicate (the refused request is still in the
+	// requests stream's duplicate window) gets no new result: the stored
+	// one is the outcome (Earlier and Duplicate set), and WriteSummary says
+	// to wait the window out.
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err := c.Await(actx, id)
+	res, err := c.AwaitSent(actx, rec, stored)
 	if err != nil {
 		return fail(err)
 	}
-	r.Outcome, r.Class = Outcome(res.Status), res.ErrorClass
-	return r
-}
-
-// resend submits a line whose stored result is a BAD_INPUT refusal again
-// and awaits the result that follows the stored one. A resubmission the
-// server drops as a duplicate (the earlier one is still in the requests
-// stream's duplicate window) gets no new result: the stored one is the
-// outcome (Earlier and Duplicate set), and WriteSummary says to wait the
-// window out.
-func resend(ctx context.Context, c *client.Client, l Line, limiter *rate.Limiter, timeout time.Duration,
-	r LineResult, stored *client.StoredResult, fail func(error) LineResult) LineResult {
-	if err := limiter.Wait(ctx); err != nil {
-		return fail(err)
-	}
-	req := *l.Request
-	rec, err := c.Send(ctx, &req)
-	if err != nil {
-		return fail(err)
-	}
-	r.Submitted, r.Duplicate = true, rec.Duplicate
-	if rec.Duplicate {
-		r.Outcome, r.Class, r.Earlier = Outcome(stored.Status), stored.ErrorClass, true
-		return r
-	}
-	actx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	res, err := c.AwaitAfter(actx, l.Request.InvocationID, stored.Seq)
-	if err != nil {
-		return fail(err)
-	}
-	r.Outcome, r.Class = Outcome(res.Status), res.ErrorClass
+	r.Outcome, r.Class, r.Earlier = Outcome(res.Status), res.ErrorClass, stored != nil && rec.Duplicate
 	return r
 }

@@ -12,14 +12,15 @@ import (
 	"github.com/agentfleet/agentfleet/pkg/client"
 )
 
-// lookupTry bounds one result look-up of a batch line: a request lost in a
-// server restart is never answered (nats.go does not resend it), and
-// waiting for it would report a line that was never submitted as a timeout.
+// lookupTry bounds one result look-up before a submission (a batch line's,
+// send --wait's): a request lost in a server restart is never answered
+// (nats.go does not resend it), and waiting for it would report a request
+// that was never submitted as a timeout.
 const lookupTry = 2 * time.Second
 
-// ErrLookupUnanswered reports that a line's result look-up got no answer
-// within the line's timeout, try after try: the server was unreachable. The
-// line was not submitted.
+// ErrLookupUnanswered reports that a result look-up made before submitting
+// (a batch line's, send --wait's) got no answer within the timeout, try
+// after try: the server was unreachable. Nothing was submitted.
 var ErrLookupUnanswered = errors.New("producer: the result look-up got no answer")
 
 // lookup is c.Lookup, each try bounded by lookupTry and tried again, with
@@ -48,9 +49,9 @@ func lookup(ctx context.Context, c *client.Client, id string, limit time.Duratio
 		if time.Now().Add(wait).After(deadline) {
 			if lost || errors.Is(err, context.DeadlineExceeded) {
 				// A try's own deadline is not the caller's: said in words.
-				return nil, fmt.Errorf("%w (%s) within %v; the line was not submitted", ErrLookupUnanswered, unwrapDeadline(err), limit)
+				return nil, fmt.Errorf("%w (%s) within %v; nothing was submitted", ErrLookupUnanswered, unwrapDeadline(err), limit)
 			}
-			return nil, fmt.Errorf("%w within %v; the line was not submitted: %w", ErrLookupUnanswered, limit, err)
+			return nil, fmt.Errorf("%w within %v; nothing was submitted: %w", ErrLookupUnanswered, limit, err)
 		}
 		t := time.NewTimer(wait)
 		select {

@@ -2,17 +2,23 @@ package producercli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
-	"github.com/agentfleet/agentfleet/internal/cliflag"
 	"strings"
 
+	"github.com/agentfleet/agentfleet/internal/cliflag"
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
+	"github.com/agentfleet/agentfleet/pkg/client"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
 
 // runSend is "send": publish one request, print its invocation id, and with
-// --wait its result.
+// --wait its result. With --wait and --invocation, the id's stored result is
+// looked up before the send (like a batch line's): when it is a BAD_INPUT
+// refusal, the request runs again and the result printed is the one that
+// follows the refusal (client.AwaitSent), unless the requests stream
+// dropped the send as a duplicate.
 func runSend(ctx context.Context, args []string, g *globals, env Env) int {
 	fs := flag.NewFlagSet("send", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
@@ -54,6 +60,21 @@ func runSend(ctx context.Context, args []string, g *globals, env Env) int {
 		return ExitError
 	}
 	defer nc.Close()
+	// With --wait, the result stored for the id before this send tells
+	// which result is this send's (client.AwaitSent): a stored BAD_INPUT
+	// refusal is followed by the result of this run (found in review,
+	// nineteenth session: it used to be printed as this send's result).
+	var before *client.StoredResult
+	if wait && envelope.ValidID(invocation) { // else a new id, or Send refuses it
+		stored, err := lookup(ctx, c, invocation, g.timeout)
+		switch {
+		case err == nil:
+			before = stored
+		case !errors.Is(err, client.ErrNoResult):
+			fmt.Fprintln(env.Stderr, "producer send:", err)
+			return errorCode(ctx, err)
+		}
+	}
 	rec, err := c.Send(ctx, req)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "producer send:", err)
@@ -64,11 +85,16 @@ func runSend(ctx context.Context, args []string, g *globals, env Env) int {
 	}
 	if rec.Duplicate {
 		fmt.Fprintf(env.Stderr, "producer send: %s is a duplicate of the request at seq %d; not submitted again\n", rec.InvocationID, rec.Sequence)
+		if before != nil && before.RefusedAsBadInput() {
+			fmt.Fprintln(env.Stderr, "producer send: its result is the earlier BAD_INPUT refusal; send it again once the requests stream's duplicate window has passed")
+		}
 	}
 	if !wait {
 		fmt.Fprintln(env.Stdout, rec.InvocationID)
 		return ExitOK
 	}
 	fmt.Fprintln(env.Stderr, "invocation", rec.InvocationID)
-	return awaitAndPrint(ctx, c, rec.InvocationID, g, env, asJSON)
+	return awaitAndPrint(ctx, rec.InvocationID, g, env, asJSON, func(actx context.Context) (*envelope.Result, error) {
+		return c.AwaitSent(actx, rec, before)
+	})
 }

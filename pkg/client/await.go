@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentfleet/agentfleet/pkg/envelope"
@@ -19,6 +20,21 @@ type StoredResult struct {
 	Seq uint64
 	// Time is when the server stored it.
 	Time time.Time
+}
+
+// classBadInput is taxonomy.BadInput, the error class of a request the
+// worker refused before it ran it (not imported: pkg/taxonomy would bring
+// the agent packages into every producer).
+const classBadInput = "BAD_INPUT"
+
+// RefusedAsBadInput reports whether the stored result is a BAD_INPUT
+// refusal (failed, error class BAD_INPUT): the worker refused the request
+// (an agent it does not run, a size limit) before it recorded anything, so
+// unlike any other finished invocation, a resubmission with the same
+// invocation id runs (once the requests stream's duplicate window has
+// passed) and gets a newer result; see AwaitSent.
+func (s *StoredResult) RefusedAsBadInput() bool {
+	return s.Status == envelope.StatusFailed && s.ErrorClass == classBadInput
 }
 
 // Lookup returns the stored result of invocationID, or an error matching
@@ -51,9 +67,11 @@ func (c *Client) Lookup(ctx context.Context, invocationID string) (*StoredResult
 // already finished, else the next one published (seen on a subscription or,
 // when it was published just as Await began, in the stream, which Await
 // looks at again now and then while it waits). It waits until ctx ends
-// (then the error matches ctx.Err()). Any status is a result: a
-// dead_lettered result means the request is parked in the DLQ and may
-// complete after a replay (Await again, or AwaitAfter its sequence).
+// (then the error matches ctx.Err()); a connection that drops and
+// reconnects meanwhile (a server restart) does not end it, one closed for
+// good does. Any status is a result: a dead_lettered result means the
+// request is parked in the DLQ and may complete after a replay (Await
+// again, or AwaitAfter its sequence).
 func (c *Client) Await(ctx context.Context, invocationID string) (*envelope.Result, error) {
 	return c.AwaitAfter(ctx, invocationID, 0)
 }
@@ -137,12 +155,41 @@ const (
 	relookupMax   = 5 * time.Second
 )
 
-// flushTimeout bounds the flush when ctx has no deadline (nats.go needs
+// flushTimeout bounds one flush when ctx has no deadline (nats.go needs
 // one).
 const flushTimeout = 10 * time.Second
 
-// flush waits for the server to process everything sent so far.
+// flush waits for the server to process everything sent so far. A flush
+// cut short by a dropped connection is tried again while the connection
+// reconnects: nats.go ends a flush whose PONG is pending when the
+// connection drops with nats.ErrConnectionClosed, although the connection
+// is only reconnecting. A flush made while it reconnects waits for the
+// reconnect: its PING is sent after it, behind the subscriptions nats.go
+// sends again, so its PONG means the server has them. One that outlasts
+// flushTimeout while the connection is still reconnecting is tried again
+// too. flush gives up when ctx ends (its error matches ctx.Err()) or the
+// connection is closed for good.
 func (c *Client) flush(ctx context.Context) error {
+	for {
+		err := c.flushOnce(ctx)
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case c.nc.IsClosed():
+			return err
+		case errors.Is(err, nats.ErrConnectionClosed) || c.nc.IsReconnecting():
+			// Dropped, not closed: flush again (it waits for the
+			// reconnect).
+		default:
+			return err
+		}
+	}
+}
+
+// flushOnce is one flush, within flushTimeout when ctx has no deadline.
+func (c *Client) flushOnce(ctx context.Context) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, flushTimeout)

@@ -12,5 +12,12 @@
 // found by that look-up: while waiting, Await looks up the stored result
 // again, after 50ms and then at doubling intervals up to 5s. So a result
 // published at any moment is seen. This needs nothing newer than NATS server
-// 2.9 (no ordered consumers).
+// 2.9 (no ordered consumers). A connection that drops and reconnects while
+// Await waits (a server restart) does not end it.
+//
+// A resubmission of a finished invocation runs nothing (the worker answers
+// it from its record), so its result is the stored one, except after a
+// BAD_INPUT refusal, which the worker made before it recorded anything:
+// SubmitAndAwait, and AwaitSent after a Lookup and a Send, return the
+// result that follows such a refusal.
 package client

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -82,14 +83,52 @@ func (c *Client) Send(ctx context.Context, req *envelope.Request) (*Receipt, err
 	return &Receipt{InvocationID: req.InvocationID, Stream: ack.Stream, Sequence: ack.Sequence, Duplicate: ack.Duplicate}, nil
 }
 
-// SubmitAndAwait submits req and awaits its result. When the submission is
-// a duplicate it awaits the earlier request's result.
+// SubmitAndAwait submits req and awaits its result: AwaitSent with the
+// result stored for req's invocation id before the submission. When the
+// submission is a duplicate it awaits the earlier request's result. A
+// request with an id of its own is looked up first (Lookup); when that
+// look-up fails, nothing is submitted and its error is returned. So a
+// request refused earlier as BAD_INPUT and submitted again (after the
+// requests stream's duplicate window) gets the result of this run, not the
+// stored refusal.
 func (c *Client) SubmitAndAwait(ctx context.Context, req *envelope.Request) (*envelope.Result, error) {
-	id, err := c.Submit(ctx, req)
+	var before *StoredResult
+	if req != nil && envelope.ValidID(req.InvocationID) { // else a new id (nothing stored), or Send refuses it
+		stored, err := c.Lookup(ctx, req.InvocationID)
+		switch {
+		case err == nil:
+			before = stored
+		case !errors.Is(err, ErrNoResult):
+			return nil, fmt.Errorf("client: submit %s: not submitted: %w", req.InvocationID, err)
+		}
+	}
+	rec, err := c.Send(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	return c.Await(ctx, id)
+	return c.AwaitSent(ctx, rec, before)
+}
+
+// AwaitSent returns the result of the request a Send submitted (rec), given
+// the result Lookup found stored for its invocation before that Send
+// (before; nil when there was none). That is mostly Await's: the stored
+// result when the invocation had finished (the worker answers a
+// resubmission of a finished invocation from its record and runs nothing),
+// else the next one. A stored BAD_INPUT refusal (RefusedAsBadInput) is the
+// exception: the worker refused that request before it recorded anything,
+// so the resubmission runs, and AwaitSent returns the result that follows
+// the refusal (AwaitAfter its sequence). Unless the requests stream dropped
+// the resubmission as a duplicate (rec.Duplicate: the refused request is
+// still within its duplicate window): then the refusal is the result, and
+// AwaitSent returns it at once.
+func (c *Client) AwaitSent(ctx context.Context, rec *Receipt, before *StoredResult) (*envelope.Result, error) {
+	if before == nil || !before.RefusedAsBadInput() {
+		return c.Await(ctx, rec.InvocationID)
+	}
+	if rec.Duplicate {
+		return before.Result, nil
+	}
+	return c.AwaitAfter(ctx, rec.InvocationID, before.Seq)
 }
 
 // publishHeaderBytes is the size of the header block Send's publish

@@ -47,7 +47,7 @@ type Request struct {
 	Agent        string            `json:"agent"`              // Agent names the agent that should handle the message.
 	UserID       string            `json:"user_id"`            // UserID identifies the user (UTF-8, at most 256 bytes).
 	SessionID    string            `json:"session_id"`         // SessionID identifies the conversation session (UTF-8, at most 256 bytes).
-	Message      *model.Content    `json:"message"`            // Message is the user's message; text parts only.
+	Message      *model.Content    `json:"message"`            // Message is the user's message; text parts only (no thought_signature).
 	Metadata     map[string]string `json:"metadata,omitempty"` // Metadata carries optional producer-supplied key/value pairs.
 }
 
@@ -118,7 +118,9 @@ func DecodeRequest(data []byte, maxSize int) (*Request, error) {
 // Validate checks a request's version and required fields. A user or
 // session id must be valid UTF-8: encoding/json would write its invalid
 // bytes as U+FFFD, and the worker would read another id (distinct ids
-// becoming one session, or one longer than the limit).
+// becoming one session, or one longer than the limit). The message's parts
+// must be text only: a function call or response, or a thought_signature
+// (provider state), is refused.
 func (r *Request) Validate() error {
 	switch {
 	case r.V != Version:
@@ -141,6 +143,12 @@ func (r *Request) Validate() error {
 	for _, p := range r.Message.Parts {
 		if p == nil || p.FunctionCall != nil || p.FunctionResponse != nil {
 			return invalid("message parts must be text")
+		}
+		// A thought signature is a provider's state, never the user's: it
+		// would be stored with the session's events and sent back to the
+		// model with every later turn of the session.
+		if len(p.ThoughtSignature) > 0 {
+			return invalid("message parts must be text (a part carries a thought_signature, which only a model's turn may)")
 		}
 	}
 	if r.Message.Role != "" && r.Message.Role != model.RoleUser {
