@@ -107,7 +107,13 @@ func (inv *invocation) modelStep(ctx context.Context, yield func(*session.Event,
 		}
 		ev := newEventFromResponse(inv.agent.Name, resp)
 		ev.Substituted = callErr != nil
-		ev.SameCall = last != nil
+		// A later event of the call that made last, or the substitute for
+		// a call whose cut-off marker was just stored: either way the call
+		// was charged once, and a resumed run must count it once. The flag
+		// is what links the substitute to that marker: a Substituted event
+		// right after a CutOff may answer a call of a later run (found in
+		// review, nineteenth session).
+		ev.SameCall = last != nil || (callErr != nil && partialText != "")
 		inv.assignCallIDs(ev)
 		if inv.deferFinal && !ev.Content.HasFunctionCalls() {
 			// No tool waits for it: the next write or the caller stores

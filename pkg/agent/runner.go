@@ -315,19 +315,21 @@ func (r *Runner) EarlierModelCalls(ctx context.Context, sess *session.Session, u
 
 // countModelCalls counts model-response events of an invocation (what its
 // earlier runs charged to the budget): not a before-model short-circuit,
-// which no run charged, nor the later responses of one call (SameCall). A
+// which no run charged, nor the later events of one call (SameCall). A
 // response is any agent event that is not function responses (role user):
 // a substituted or replaced response may carry no role, and buildContents
-// takes it for a model turn too. A cut-off marker counts unless the call's
-// substituted answer follows it (then that one counts).
+// takes it for a model turn too. A cut-off marker always counts: it is the
+// first (and, without a substitute, the only) trace of a charged call.
+// The substitute for that same call carries SameCall and is not counted
+// again; a substitute without it answered a call of its own, also when it
+// follows a cut-off marker directly (found in review, nineteenth session:
+// run 1's cut-off call and resumed run 2's substituted call counted as
+// one). A substitute stored before SameCall was set on it counts as its
+// own call: an older same-call pair is counted twice, never once too few.
 func countModelCalls(events []*session.Event, agentName string) int {
 	n := 0
-	for i, e := range events {
+	for _, e := range events {
 		if e.Author != agentName || e.ShortCircuited || e.SameCall || (e.Content != nil && e.Content.Role == model.RoleUser) {
-			continue
-		}
-		if e.CutOff && i+1 < len(events) && events[i+1].Author == agentName && events[i+1].Substituted {
-			// The call's substituted answer follows and counts it.
 			continue
 		}
 		// A cut-off without a substitute is the only trace of a call that

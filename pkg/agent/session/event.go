@@ -42,8 +42,10 @@ type Event struct {
 	// calls.
 	ShortCircuited bool `json:"short_circuited,omitempty"`
 	// SameCall marks the second and later complete responses of one model
-	// call (a provider that yields more than one): that call was charged
-	// once, and a resumed invocation counts it once.
+	// call (a provider that yields more than one), and the substitute an
+	// on-model-error callback gave for a call whose cut-off marker (the
+	// output it had sent) precedes it: that call was charged once, and a
+	// resumed invocation counts it once.
 	SameCall bool `json:"same_call,omitempty"`
 	// FinishReason, ErrorCode and ErrorMessage are copied from the model
 	// response (see model.Response).
