@@ -13,6 +13,11 @@
 //   - finish_reason "stop", "tool_calls" and "function_call" map to STOP
 //     (function calls travel in the content), "length" to MAX_TOKENS,
 //     "content_filter" to SAFETY; an unknown finish reason is kept verbatim.
+//   - "tool_calls" or "function_call" with no usable function call and no
+//     text is MALFORMED_FUNCTION_CALL (FinishReason and ErrorCode, the raw
+//     finish_reason in ErrorMessage), which classifies TOOL_PROTOCOL: the
+//     model said it called a tool and no call came, so the empty answer is
+//     not a healthy final one.
 //   - a choice with no usable content that did not stop normally also sets
 //     ErrorCode to the mapped finish reason and ErrorMessage to the raw
 //     finish_reason (OpenAI sends no finish message), as ADK does for Gemini.
@@ -31,12 +36,25 @@
 // Thrown errors: an HTTP error status is the SDK's *openai.Error, wrapped
 // with %w (also for a proxy's HTML error page). If the SDK cannot decode the
 // body's "error" member (a server answering {"error": "text"}), the status
-// and text are kept in a *model.ProviderError wrapping the SDK's error. An
-// error event inside a stream is a *model.ProviderError (no HTTP status:
-// the stream had answered 200) wrapping the SDK's *ssestream.StreamError.
+// and text are kept in a *model.ProviderError wrapping the SDK's error. If
+// the SDK found no message (a body that is a JSON array, as Gemini's
+// OpenAI-compatible endpoint sends, or a top-level "message"), the text of
+// the *openai.Error's wrapper carries the provider's message read from the
+// body the SDK kept; the class still comes from the HTTP status. An error
+// event inside a stream is a *model.ProviderError (no HTTP status: the
+// stream had answered 200) wrapping the SDK's *ssestream.StreamError.
+//
+// No error text the adapter returns holds its configured API key (a server
+// may quote the key it refused, as a LiteLLM proxy does; a key shorter than
+// 8 characters is a placeholder and is left alone): every occurrence is
+// replaced by "[redacted]", in the returned error's text and in the
+// messages it carries (*openai.Error's Message, *model.ProviderError's
+// Message, *ssestream.StreamError's Message). The SDK's raw diagnostics
+// (RawJSON, the kept response body, DumpRequest) are left as they are.
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -176,7 +194,7 @@ func (m *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 	}
 	params, err := ToParams(req, name, m.cfg.LegacyMaxTokens)
 	if err != nil {
-		return model.Single(nil, fmt.Errorf("openai: build request (model %s): %w", name, err))
+		return model.Single(nil, m.redactError(fmt.Errorf("openai: build request (model %s): %w", name, err)))
 	}
 	if stream {
 		if !m.cfg.DisableStreamUsage {
@@ -192,7 +210,7 @@ func (m *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 				yield(r, nil)
 				return
 			}
-			yield(nil, wrapError(name, err, httpResp))
+			yield(nil, m.wrapError(name, err, httpResp))
 			return
 		}
 		out := FromChatCompletion(cc)
@@ -216,8 +234,8 @@ func (m *Model) stream(ctx context.Context, name string, params openai.ChatCompl
 			chunk := s.Current()
 			chunks++
 			if !acc.AddChunk(chunk) {
-				yield(nil, fmt.Errorf("openai: stream (model %s): chunk %d rejected by the accumulator (bad choice or tool-call index): %w",
-					name, chunks, errBadStream))
+				yield(nil, m.redactError(fmt.Errorf("openai: stream (model %s): chunk %d rejected by the accumulator (bad choice or tool-call index): %w",
+					name, chunks, errBadStream)))
 				return
 			}
 			var delta string
@@ -247,12 +265,12 @@ func (m *Model) stream(ctx context.Context, name string, params openai.ChatCompl
 				yield(r, nil)
 				return
 			}
-			yield(nil, wrapError(name, err, httpResp))
+			yield(nil, m.wrapError(name, err, httpResp))
 			return
 		}
 		if !finished {
-			yield(nil, fmt.Errorf("openai: stream (model %s) ended after %d chunks without a finish reason: %w",
-				name, chunks, io.ErrUnexpectedEOF))
+			yield(nil, m.redactError(fmt.Errorf("openai: stream (model %s) ended after %d chunks without a finish reason: %w",
+				name, chunks, io.ErrUnexpectedEOF)))
 			return
 		}
 		out := FromChatCompletion(&acc.ChatCompletion)
@@ -313,17 +331,39 @@ func environmentHeaders(lookup func(string) (string, bool)) []string {
 var errBadStream = errors.New("malformed stream")
 
 // wrapError wraps an SDK error with the call's context, keeping the SDK's
-// types reachable through errors.As (see the package comment).
-func wrapError(name string, err error, httpResp *http.Response) error {
+// types reachable through errors.As (see the package comment), with the
+// configured API key removed from its text (redactError).
+func (m *Model) wrapError(name string, err error, httpResp *http.Response) error {
+	return m.redactError(m.describeError(name, err, httpResp))
+}
+
+// describeError builds wrapError's error; every provider text it copies
+// has the configured key removed.
+func (m *Model) describeError(name string, err error, httpResp *http.Response) error {
 	var apiErr *openai.Error
 	if errors.As(err, &apiErr) {
 		// The SDK's text is only "<status> <status text>": the body's
 		// code and message are what tells an invalid key from a refused
 		// parameter to whoever is paged (found in review, sixteenth
 		// session).
-		detail := apiErr.Message
-		if apiErr.Code != "" {
-			detail = apiErr.Code + ": " + detail
+		apiErr.Message = m.redact(apiErr.Message)
+		msg, code := apiErr.Message, apiErr.Code
+		if msg == "" {
+			// A body the SDK could not read the message from (a JSON
+			// array, as Gemini's OpenAI-compatible endpoint sends): read
+			// it from the body the SDK kept (found in review, nineteenth
+			// session). The text only: the class stays the status's.
+			bodyMsg, bodyCode := bodyErrorDetail(apiErr.Response)
+			if bodyMsg != "" {
+				msg = m.redact(bodyMsg)
+				if code == "" {
+					code = bodyCode
+				}
+			}
+		}
+		detail := msg
+		if code != "" {
+			detail = code + ": " + detail
 		}
 		if detail == "" {
 			return fmt.Errorf("openai: chat completion (model %s): %w", name, err)
@@ -347,21 +387,22 @@ func wrapError(name string, err error, httpResp *http.Response) error {
 		}
 		if httpResp.Body != nil {
 			// The SDK puts the body it read back for debugging.
-			raw, _ := io.ReadAll(io.LimitReader(httpResp.Body, 4096))
+			raw, _ := io.ReadAll(io.LimitReader(httpResp.Body, maxErrorBody))
 			if e := gjson.GetBytes(raw, "error"); e.Type == gjson.String && e.String() != "" {
-				pe.Message = e.String()
+				pe.Message = m.redact(e.String())
 			}
 		}
 		return fmt.Errorf("openai: chat completion (model %s): %w", name, pe)
 	}
 	var se *ssestream.StreamError
 	if errors.As(err, &se) {
+		se.Message = m.redact(se.Message)
 		pe := &model.ProviderError{Provider: ProviderName, Message: se.Message, Err: err, InStream: true}
 		e := gjson.GetBytes(se.Event.Data, "error")
 		pe.Code = e.Get("code").String()
 		pe.Status = e.Get("type").String()
 		if msg := e.Get("message").String(); msg != "" {
-			pe.Message = msg
+			pe.Message = m.redact(msg)
 		}
 		pe.QuotaExhausted = pe.Code == "insufficient_quota" || pe.Status == "insufficient_quota"
 		// The event is the stream form of an HTTP error: its type or
@@ -373,6 +414,101 @@ func wrapError(name string, err error, httpResp *http.Response) error {
 	}
 	return fmt.Errorf("openai: chat completion (model %s): %w", name, err)
 }
+
+// maxErrorBody bounds how much of an error body the adapter reads.
+const maxErrorBody = 4096
+
+// bodyErrorDetail reads the provider's message, and its status or code,
+// from the error body the SDK kept in resp (it puts what it read back for
+// debugging, and so does this function). It knows the shapes the SDK does
+// not: a JSON array whose first element holds the error (Gemini's
+// OpenAI-compatible endpoint: [{"error": {"code": 400, "message": "...",
+// "status": "INVALID_ARGUMENT"}}]), an "error" that is a string, and a
+// top-level "message" or "detail" string (vLLM's older error form,
+// FastAPI). Only string messages count; "" when there is none.
+func bodyErrorDetail(resp *http.Response) (msg, code string) {
+	if resp == nil || resp.Body == nil {
+		return "", ""
+	}
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(raw), resp.Body))
+	if !gjson.ValidBytes(raw) {
+		return "", ""
+	}
+	v := gjson.ParseBytes(raw)
+	if v.IsArray() {
+		v = v.Get("0")
+	}
+	if !v.IsObject() {
+		return "", ""
+	}
+	if e := v.Get("error"); e.IsObject() {
+		v = e
+	} else if e.Type == gjson.String {
+		return e.String(), ""
+	}
+	if mv := v.Get("message"); mv.Type == gjson.String {
+		msg = mv.String()
+	} else if dv := v.Get("detail"); dv.Type == gjson.String {
+		msg = dv.String()
+	}
+	if msg == "" {
+		return "", ""
+	}
+	for _, k := range []string{"status", "code"} {
+		if c := v.Get(k); (c.Type == gjson.String || c.Type == gjson.Number) && c.String() != "" {
+			return msg, c.String()
+		}
+	}
+	return msg, ""
+}
+
+// redactedKey replaces the configured API key in error texts.
+const redactedKey = "[redacted]"
+
+// minRedactedKeyLen is the shortest configured key that is redacted: a
+// shorter one is a placeholder for a server that wants none ("ollama",
+// "EMPTY"), not a secret, and replacing it would garble unrelated words
+// of a message (an Ollama model name).
+const minRedactedKeyLen = 8
+
+// redact returns s with every occurrence of the configured API key
+// replaced by redactedKey.
+func (m *Model) redact(s string) string {
+	key := strings.TrimSpace(m.cfg.APIKey)
+	if len(key) < minRedactedKeyLen || !strings.Contains(s, key) {
+		return s
+	}
+	return strings.ReplaceAll(s, key, redactedKey)
+}
+
+// redactError returns err, or, when its text holds the configured API key
+// (a server that quotes the key it refused, as a LiteLLM proxy does: found
+// in review, nineteenth session), an error whose text is err's with the key
+// redacted and which unwraps to err. The adapter is the one layer that
+// knows its credential; the text is what the taxonomy logs raw and the DLQ
+// keeps as the reason.
+func (m *Model) redactError(err error) error {
+	if err == nil {
+		return nil
+	}
+	text := err.Error()
+	if r := m.redact(text); r != text {
+		return &redactedError{text: r, err: err}
+	}
+	return err
+}
+
+// redactedError is an error whose text had the configured API key removed;
+// it unwraps to the original error, so classification by type and status
+// is unchanged.
+type redactedError struct {
+	text string
+	err  error
+}
+
+func (e *redactedError) Error() string { return e.text }
+func (e *redactedError) Unwrap() error { return e.err }
 
 // streamErrorStatus is the HTTP status of an error event's type or code
 // (0: unknown, left to the rest of the error chain).
@@ -577,6 +713,18 @@ func FromChatCompletion(cc *openai.ChatCompletion) *model.Response {
 		out.FinishReason = model.FinishReasonSafety
 		out.ErrorCode = model.FinishReasonSafety
 		out.ErrorMessage = msg.Refusal
+		return out
+	}
+	if len(calls) == 0 && strings.TrimSpace(msg.Content) == "" && (ch.FinishReason == "tool_calls" || ch.FinishReason == "function_call") {
+		// The model said it called a tool and no usable call came (vLLM
+		// with no tool parser match: an empty tool_calls array and null
+		// content): an in-band tool-protocol failure the model may
+		// correct when asked again, never a healthy empty STOP that the
+		// loop would take as the final answer (found in review,
+		// nineteenth session).
+		out.FinishReason = model.FinishReasonMalformedFunctionCall
+		out.ErrorCode = model.FinishReasonMalformedFunctionCall
+		out.ErrorMessage = ch.FinishReason
 		return out
 	}
 	if out.Content == nil && out.FinishReason != "" && out.FinishReason != model.FinishReasonStop {
