@@ -364,7 +364,7 @@ func (w *Worker) finish(ctx context.Context, j *job, runner *agent.Runner, out *
 				return
 			}
 			if err := w.storeUnstored(ctx, j); err != nil {
-				w.nakInfra(j, "invocation", err)
+				w.storeFailed(ctx, j, runner, out, "invocation", err)
 				return
 			}
 			w.deadLetter(ctx, j, runner, out, cls, "model failed after retries ("+string(cls)+"); the user got a degraded answer")
@@ -383,7 +383,7 @@ func (w *Worker) finish(ctx context.Context, j *job, runner *agent.Runner, out *
 				j.unstored = j.unstored[:n-1]
 			}
 			if err := w.storeUnstored(ctx, j); err != nil {
-				w.nakInfra(j, "invocation", err)
+				w.storeFailed(ctx, j, runner, out, "invocation", err)
 				return
 			}
 			// Nor is it what the user is told: the result says MsgFailed
@@ -401,7 +401,7 @@ func (w *Worker) finish(ctx context.Context, j *job, runner *agent.Runner, out *
 			w.deadLetter(ctx, j, runner, &noAnswer, f.Class, reason)
 			return
 		}
-		w.complete(ctx, j, out)
+		w.complete(ctx, j, runner, out)
 	case errors.Is(runErr, agent.ErrStopped) || errors.Is(runErr, context.Canceled):
 		j.logAt(zerolog.InfoLevel).Msg("invocation stopped at a step boundary; Nak so another worker resumes it")
 		w.deps.Metrics.message(req.Agent, "nak_stopped")
@@ -415,6 +415,10 @@ func (w *Worker) finish(ctx context.Context, j *job, runner *agent.Runner, out *
 		j.logAt(zerolog.InfoLevel).Str("model", coolErr.Model).Dur("delay", d).Msg("model cooling down fleet-wide; Nak with delay")
 		w.deps.Metrics.message(req.Agent, "nak_cooldown")
 		_ = j.msg.NakWithDelay(d)
+	case errors.Is(runErr, session.ErrSessionTooLarge):
+		// Not an outage: checked before isInfra (it comes as an
+		// *agent.SessionError).
+		w.sessionTooLarge(ctx, j, runner, out, runErr)
 	case isInfra(runErr):
 		w.nakInfra(j, "invocation", runErr)
 	default:
@@ -458,6 +462,76 @@ func (w *Worker) lostLock(ctx context.Context, j *job) bool {
 	w.deps.Metrics.message(w.agentLabel(j.req.Agent), "nak_stopped")
 	_ = j.msg.Nak()
 	return true
+}
+
+// storeFailed handles a failed write of the invocation's events or record
+// (what): a session its store refused as too large is dead-lettered
+// (sessionTooLarge), anything else is the worker's own infrastructure and
+// the message goes back (nakInfra).
+func (w *Worker) storeFailed(ctx context.Context, j *job, runner *agent.Runner, out *agent.Outcome, what string, err error) {
+	if errors.Is(err, session.ErrSessionTooLarge) {
+		w.sessionTooLarge(ctx, j, runner, out, err)
+		return
+	}
+	w.nakInfra(j, what, err)
+}
+
+// sessionTooLarge dead-letters, after its one run, an invocation whose
+// session its store refused as too large for it (session.ErrSessionTooLarge:
+// on NATS KV a session must fit in one entry). That is no outage: a session
+// only grows, so every later append to it fails the same way, and a
+// redelivery would run the model and the tools again only to fail again
+// (found in review, nineteenth session: it was Nak'ed as the worker's own
+// infrastructure until the run limit, then dead-lettered UNKNOWN as "runs
+// cut short").
+//
+// The class is UNKNOWN, deliberately: of the classes the taxonomy never
+// replays automatically, it is the one whose rule ("dead-letter for review:
+// read the reason first, replay by hand") fits without misleading anyone.
+// CALL_BUDGET raises a loop alert and tells the user a person follows up;
+// BAD_INPUT means a request that never ran and that its producer may send
+// again (producercli resends those); AUTH, NOT_FOUND and BAD_REQUEST page
+// for a provider configuration fix. The reason names the store's size
+// limit and what to do. A replay (by hand, `--class UNKNOWN --force`) runs
+// once and, while the session still does not fit, is dead-lettered again
+// the same way with the next replay count: it never loops, and the
+// replayer parks the entry after replay.max_replays.
+//
+// The events the run left to the worker cannot be stored either: they are
+// dropped, so the dead letter's record is written without them (the replay
+// runs the model for them again). The user is told MsgFailed, not the
+// answer the session could not keep.
+func (w *Worker) sessionTooLarge(ctx context.Context, j *job, runner *agent.Runner, out *agent.Outcome, err error) {
+	if w.lostLock(ctx, j) {
+		return
+	}
+	j.unstored = nil
+	j.logAt(zerolog.ErrorLevel).Err(err).Msg("session too large for its store; dead-lettered after one run, not retried")
+	var noAnswer *agent.Outcome
+	if out != nil {
+		o := *out
+		o.Final = nil
+		noAnswer = &o
+	}
+	w.deadLetter(ctx, j, runner, noAnswer, taxonomy.Unknown, sessionTooLargeReason(err))
+}
+
+// sessionTooLargeReason is the dead letter's reason for err (wrapping
+// session.ErrSessionTooLarge): within tool.MaxErrorStringLen, with the
+// session's size and the store's limit when the store said them (the
+// workers' log line has the whole error).
+func sessionTooLargeReason(err error) string {
+	limit := "its store's size limit"
+	var te *session.TooLargeError
+	if errors.As(err, &te) {
+		if te.Limit > 0 {
+			limit += fmt.Sprintf(" (%d bytes, limit %d)", te.Size, te.Limit)
+		} else {
+			limit += fmt.Sprintf(" (%d bytes refused)", te.Size)
+		}
+	}
+	return "session exceeds " + limit + "; not retried: every append to it fails alike. " +
+		"Raise the store's limit or start a new session, then replay by hand"
 }
 
 // isInfra reports failures of the worker's own infrastructure: nothing the

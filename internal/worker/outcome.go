@@ -61,7 +61,7 @@ func DecodeRecord(rec *session.Invocation) (*Record, error) {
 	return &r, nil
 }
 
-func (w *Worker) complete(ctx context.Context, j *job, out *agent.Outcome) {
+func (w *Worker) complete(ctx context.Context, j *job, runner *agent.Runner, out *agent.Outcome) {
 	res := w.resultFor(j, out, envelope.StatusCompleted)
 	if out != nil && out.Final != nil { // nil: a tool or callback ended the invocation
 		res.Content = out.Final.Content.Text()
@@ -76,7 +76,7 @@ func (w *Worker) complete(ctx context.Context, j *job, out *agent.Outcome) {
 	// the redelivery finds the completed record and re-publishes the result
 	// instead of running the invocation again.
 	if err := w.record(ctx, j, session.InvocationCompleted, res, "", ""); err != nil {
-		w.nakInfra(j, "record completion", err)
+		w.storeFailed(ctx, j, runner, out, "record completion", err)
 		return
 	}
 	if err := w.publishResult(ctx, res, j.replay); err != nil {

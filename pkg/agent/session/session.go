@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 )
 
@@ -61,6 +62,45 @@ type Service interface {
 
 // ErrPartialEvent is returned when a partial (streaming) event is appended.
 var ErrPartialEvent = errors.New("session: partial events are not stored")
+
+// ErrSessionTooLarge matches (errors.Is) the error of an append a store
+// refused because the session with the new events would exceed the size
+// it can hold for one session (natssession: one KV entry); nothing is
+// stored. It is permanent: a session only grows, so every later append to
+// it fails the same way until the session is removed or the store's limit
+// raised. It is not an outage, and retrying does not help. A store that
+// refuses a size returns a *TooLargeError (wrapped), which matches it.
+var ErrSessionTooLarge = errors.New("session: session exceeds its store's size limit")
+
+// TooLargeError is the error (wrapped) of an append a store refused as too
+// large for one session. It matches ErrSessionTooLarge with errors.Is.
+type TooLargeError struct {
+	// Size is the session's encoded size with the new events, in bytes.
+	Size int
+	// Limit is the store's limit in bytes, or 0 when the store's server
+	// refused the write without saying its limit (then Err says why).
+	Limit int
+	// Err is the store's own refusal, if any.
+	Err error
+}
+
+// Error implements error.
+func (e *TooLargeError) Error() string {
+	msg := fmt.Sprintf("session: %d bytes exceed its store's size limit", e.Size)
+	if e.Limit > 0 {
+		msg += fmt.Sprintf(" of %d bytes", e.Limit)
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Is reports whether target is ErrSessionTooLarge.
+func (e *TooLargeError) Is(target error) bool { return target == ErrSessionTooLarge }
+
+// Unwrap returns the store's own refusal (nil if none).
+func (e *TooLargeError) Unwrap() error { return e.Err }
 
 // ApplyDelta merges delta into state: nil values delete keys.
 func ApplyDelta(state, delta map[string]any) {

@@ -96,8 +96,11 @@ func (c Config) WithDefaults() Config {
 func (c Config) Validate() error {
 	var errs []error
 	for _, b := range []string{c.SessionBucket, c.LockBucket, c.InvocationBucket} {
-		if !validBucket(b) {
+		switch {
+		case !validBucket(b):
 			errs = append(errs, fmt.Errorf("bucket name %q is not [a-zA-Z0-9_-]+", b))
+		case len(b) > maxBucketLen:
+			errs = append(errs, fmt.Errorf("bucket name of %d bytes is longer than %d (its stream KV_<bucket> must fit the server's 255-byte name limit)", len(b), maxBucketLen))
 		}
 	}
 	if c.SessionTTL < 0 {
@@ -126,6 +129,11 @@ func (c Config) Validate() error {
 	}
 	return nil
 }
+
+// maxBucketLen is the longest bucket name: its stream, "KV_<bucket>", must
+// fit the server's name limit (255 bytes), and MaxKeyLen's bound on the
+// protocol lines counts on it.
+const maxBucketLen = 255 - len("KV_")
 
 func validBucket(b string) bool {
 	if b == "" {

@@ -16,7 +16,12 @@
 //
 // Keys are the id segments base64url-encoded without padding and joined by
 // '.', so any id (a ':' or '.' in it included) maps to a valid, distinct KV
-// key.
+// key. A key is part of a NATS subject, and a server closes the connection
+// of a client that sends a protocol line past its max_control_line (4 KiB):
+// so an encoded key may take at most MaxKeyLen (1,024) bytes, and every call
+// given a longer one (ids of about 760 bytes together) fails with
+// ErrKeyTooLong without sending anything. Ids within the request envelope's
+// limits always fit.
 //
 // # Sessions: one entry per session, and its trade-off
 //
@@ -28,12 +33,15 @@
 // direct get. The cost: every append rewrites the whole session (O(size) per
 // append), and a session must fit in one message: the server's max_payload
 // (1 MiB by default) or the bucket's MaxValueSize. An append past that fails
-// with ErrSessionTooLarge and stores nothing. Agent sessions are usually far
-// smaller; for long-lived sessions with large tool results use the Redis
-// backend. The alternative (a stream with a subject per session) appends in
-// O(1), but on 2.9 reading a session back means one direct get per event
-// (no ordered consumers, no batch get), and the state delta would no longer
-// be atomic with the append.
+// with a *session.TooLargeError (errors.Is ErrSessionTooLarge, which is
+// session.ErrSessionTooLarge) and stores nothing; every later append to
+// that session fails the same way, so it is not retried as an outage (the
+// worker dead-letters the invocation after its one run). Agent sessions are
+// usually far smaller; for long-lived sessions with large tool results use
+// the Redis backend. The alternative (a stream with a subject per session)
+// appends in O(1), but on 2.9 reading a session back means one direct get
+// per event (no ordered consumers, no batch get), and the state delta would
+// no longer be atomic with the append.
 //
 // # Locks: lease times inside the value
 //

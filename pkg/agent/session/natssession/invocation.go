@@ -51,7 +51,11 @@ func (s *Invocations) Get(ctx context.Context, id string) (*session.Invocation, 
 	if id == "" {
 		return nil, session.ErrInvocationNotFound
 	}
-	rec, _, err := s.load(ctx, id)
+	k, err := invocationKey(id)
+	if err != nil {
+		return nil, err
+	}
+	rec, _, err := s.load(ctx, id, k)
 	if err != nil {
 		return nil, err
 	}
@@ -67,9 +71,12 @@ func (s *Invocations) Transition(ctx context.Context, rec *session.Invocation) e
 	if err := session.PrepareTransition(rec); err != nil {
 		return err
 	}
-	k := invocationKey(rec.ID)
+	k, err := invocationKey(rec.ID)
+	if err != nil {
+		return err
+	}
 	for n := range s.cfg.MaxConflictRetries {
-		prev, rev, err := s.load(ctx, rec.ID)
+		prev, rev, err := s.load(ctx, rec.ID, k)
 		if err != nil {
 			return err
 		}
@@ -100,9 +107,10 @@ func (s *Invocations) Transition(ctx context.Context, rec *session.Invocation) e
 	return fmt.Errorf("natssession: transition invocation %q: %w", rec.ID, ErrTooManyConflicts)
 }
 
-// load reads a record; nil and revision 0 if there is none.
-func (s *Invocations) load(ctx context.Context, id string) (*session.Invocation, uint64, error) {
-	e, err := s.kv.Get(ctx, invocationKey(id))
+// load reads the record of invocation id, KV key k; nil and revision 0 if
+// there is none.
+func (s *Invocations) load(ctx context.Context, id, k string) (*session.Invocation, uint64, error) {
+	e, err := s.kv.Get(ctx, k)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, 0, nil
 	}

@@ -66,7 +66,10 @@ func (l *Locker) Acquire(ctx context.Context, key session.Key, owner string, lea
 	if err := l.checkArgs(key, owner, lease, true); err != nil {
 		return nil, err
 	}
-	k := sessionKey(key)
+	k, err := sessionKey(key)
+	if err != nil {
+		return nil, err
+	}
 	val, err := encodeLock(owner, lease)
 	if err != nil {
 		return nil, err
@@ -102,7 +105,10 @@ func (l *Locker) Renew(ctx context.Context, key session.Key, owner string, lease
 	if err := l.checkArgs(key, owner, lease, true); err != nil {
 		return nil, err
 	}
-	k := sessionKey(key)
+	k, err := sessionKey(key)
+	if err != nil {
+		return nil, err
+	}
 	val, err := encodeLock(owner, lease)
 	if err != nil {
 		return nil, err
@@ -149,7 +155,10 @@ func (l *Locker) Release(ctx context.Context, key session.Key, owner string) err
 	if err := l.checkArgs(key, owner, 0, false); err != nil {
 		return err
 	}
-	k := sessionKey(key)
+	k, err := sessionKey(key)
+	if err != nil {
+		return err
+	}
 	for n := range l.cfg.MaxConflictRetries {
 		now := l.now()
 		cur, err := l.load(ctx, k)

@@ -13,9 +13,12 @@ import (
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
 )
 
-// ErrSessionTooLarge is returned (wrapped) by AppendEvent when the session
-// with the new event would no longer fit in one KV entry; nothing is stored.
-var ErrSessionTooLarge = errors.New("natssession: session exceeds the KV value size limit")
+// ErrSessionTooLarge matches (errors.Is) the error of an AppendEvent whose
+// session with the new event would no longer fit in one KV entry; nothing
+// is stored. It is session.ErrSessionTooLarge, so callers need not import
+// this package to recognise it; the error is a *session.TooLargeError
+// (wrapped) with the size and the limit.
+var ErrSessionTooLarge = session.ErrSessionTooLarge
 
 // headerSlack is room left in max_payload (and the bucket's MaxValueSize)
 // for the message headers.
@@ -69,7 +72,10 @@ func (s *Service) GetOrCreate(ctx context.Context, key session.Key) (*session.Se
 	if err := key.Validate(); err != nil {
 		return nil, err
 	}
-	k := sessionKey(key)
+	k, err := sessionKey(key)
+	if err != nil {
+		return nil, err
+	}
 	for n := range s.cfg.MaxConflictRetries {
 		doc, _, err := s.load(ctx, k)
 		if err == nil {
@@ -101,7 +107,11 @@ func (s *Service) Get(ctx context.Context, key session.Key) (*session.Session, e
 	if err := key.Validate(); err != nil {
 		return nil, err
 	}
-	doc, _, err := s.load(ctx, sessionKey(key))
+	k, err := sessionKey(key)
+	if err != nil {
+		return nil, err
+	}
+	doc, _, err := s.load(ctx, k)
 	if errors.Is(err, session.ErrNotFound) {
 		return nil, session.ErrNotFound
 	}
@@ -120,6 +130,10 @@ func (s *Service) AppendEvent(ctx context.Context, key session.Key, ev *session.
 	if err := key.Validate(); err != nil {
 		return err
 	}
+	k, err := sessionKey(key)
+	if err != nil {
+		return err
+	}
 	if ev.Partial {
 		return session.ErrPartialEvent
 	}
@@ -128,7 +142,6 @@ func (s *Service) AppendEvent(ctx context.Context, key session.Key, ev *session.
 	if err != nil {
 		return fmt.Errorf("natssession: encode event %s: %w", ev.ID, err)
 	}
-	k := sessionKey(key)
 	for n := range s.cfg.MaxConflictRetries {
 		doc, rev, err := s.load(ctx, k)
 		switch {
@@ -144,8 +157,8 @@ func (s *Service) AppendEvent(ctx context.Context, key session.Key, ev *session.
 			return fmt.Errorf("natssession: encode session %v: %w", key, err)
 		}
 		if len(data) > s.maxValue {
-			return fmt.Errorf("natssession: append event %s to %v: %d bytes, limit %d: %w",
-				ev.ID, key, len(data), s.maxValue, ErrSessionTooLarge)
+			return fmt.Errorf("natssession: append event %s to %v (one KV entry per session): %w",
+				ev.ID, key, &session.TooLargeError{Size: len(data), Limit: s.maxValue})
 		}
 		if rev == 0 {
 			_, err = s.kv.Create(ctx, k, data)
@@ -158,8 +171,8 @@ func (s *Service) AppendEvent(ctx context.Context, key session.Key, ev *session.
 		if apiErr := (*jetstream.APIError)(nil); errors.As(err, &apiErr) && apiErr.ErrorCode == jsMessageTooLarge {
 			// The server's own size check (its headers, or a limit lowered
 			// since the service opened): the same answer as ours.
-			return fmt.Errorf("natssession: append event %s to %v: %d bytes refused by the server (%w): %w",
-				ev.ID, key, len(data), err, ErrSessionTooLarge)
+			return fmt.Errorf("natssession: append event %s to %v (one KV entry per session): %w",
+				ev.ID, key, &session.TooLargeError{Size: len(data), Err: err})
 		}
 		if !isConflict(err) {
 			return fmt.Errorf("natssession: append event %s to %v: %w", ev.ID, key, err)
