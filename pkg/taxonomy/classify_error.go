@@ -64,10 +64,23 @@ const OpenAICodeInsufficientQuota = "insufficient_quota"
 //     or invalid certificate) → Auth; a host name that does not exist
 //     (*net.DNSError with IsNotFound) → NotFound. Both page, like the
 //     provider's own 401 and 404, instead of being retried and replayed.
-//  6. connection failures: ECONNRESET, ECONNREFUSED, ECONNABORTED, EPIPE,
+//  6. HTTP/2 errors: a stream reset (RST_STREAM), a GOAWAY followed by
+//     the connection closing, or a connection error, which net/http
+//     returns as its unexported http2StreamError, http2GoAwayError and
+//     http2ConnectionError (golang.org/x/net/http2's StreamError,
+//     GoAwayError and ConnectionError with that module's Transport), are
+//     matched by type (package path and name, through reflection, since
+//     errors.As cannot name an unexported type) and classified by their
+//     HTTP/2 error code: Transport for a transient one (INTERNAL_ERROR,
+//     REFUSED_STREAM, CANCEL, NO_ERROR, ...), RateLimited for
+//     ENHANCE_YOUR_CALM, Unknown for a protocol violation
+//     (PROTOCOL_ERROR, FRAME_SIZE_ERROR, ...), which is a bug that a retry
+//     repeats; see classifyHTTP2Code. This comes before step 7 because
+//     the *url.Error around an HTTP/2 error is less specific.
+//  7. connection failures: ECONNRESET, ECONNREFUSED, ECONNABORTED, EPIPE,
 //     io.ErrUnexpectedEOF, net.ErrClosed, *net.OpError, *net.DNSError,
 //     *url.Error → Transport.
-//  7. anything else, and nil → Unknown.
+//  8. anything else, and nil → Unknown.
 //
 // Message text is never inspected. ClassifyError never panics: an error
 // chain whose methods panic (a typed nil *model.ProviderError, whose Unwrap
@@ -98,6 +111,9 @@ func ClassifyError(err error) (c Class) {
 		return Timeout
 	}
 	if c, ok := misconfiguredEndpoint(err); ok {
+		return c
+	}
+	if c, ok := classifyHTTP2(err); ok {
 		return c
 	}
 	if isTransport(err) {

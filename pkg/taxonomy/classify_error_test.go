@@ -192,6 +192,9 @@ func TestClassifyError_Order(t *testing.T) {
 		{"call budget wrapped", fmt.Errorf("step 4: %w", budget), taxonomy.CallBudget},
 		{"provider status beats its timeout cause", &model.ProviderError{StatusCode: 503, Err: context.DeadlineExceeded}, taxonomy.Server},
 		{"timeout beats transport", &net.OpError{Op: "dial", Err: os.ErrDeadlineExceeded}, taxonomy.Timeout},
+		{"provider status beats an HTTP/2 error", &model.ProviderError{StatusCode: 503, Err: http2Failure(t, true, rstStream(h2ProtocolError))}, taxonomy.Server},
+		{"timeout beats an HTTP/2 error", errors.Join(http2Failure(t, true, rstStream(h2ProtocolError)), context.DeadlineExceeded), taxonomy.Timeout},
+		{"an HTTP/2 protocol error beats the url.Error around it", &url.Error{Op: "Get", URL: "https://llm.example/", Err: http2Failure(t, true, rstStream(h2ProtocolError))}, taxonomy.Unknown},
 		{"cancellation beats everything", fmt.Errorf("x: %w", errors.Join(budget, genai.APIError{Code: 503}, context.Canceled)), taxonomy.Canceled},
 	}
 	for _, tc := range cases {
@@ -223,6 +226,15 @@ func TestClassifyError_NetworkAndContext(t *testing.T) {
 		{"expired certificate", x509.CertificateInvalidError{Reason: x509.Expired}, taxonomy.Auth},
 		{"no such host", &url.Error{Op: "Post", URL: "https://llm.example/v1", Err: &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "llm.example", IsNotFound: true}}}, taxonomy.NotFound},
 		{"DNS server failure stays transport", &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "server misbehaving", Name: "llm.example", IsTemporary: true}}, taxonomy.Transport},
+		// HTTP/2 failures, as net/http really returns them (http2Failure):
+		// classified by the frame's error code, never by the text.
+		{"HTTP/2 stream reset (INTERNAL_ERROR)", http2Failure(t, true, rstStream(h2InternalError)), taxonomy.Transport},
+		{"HTTP/2 stream refused", fmt.Errorf("read body: %w", http2Failure(t, true, rstStream(h2RefusedStream))), taxonomy.Transport},
+		{"HTTP/2 stream reset beside a decode error (Gemini stream)", fmt.Errorf("invalid stream chunk (reading the response: %w)", errors.Join(errors.New("invalid stream chunk"), http2Failure(t, true, rstStream(h2Cancel)))), taxonomy.Transport},
+		{"HTTP/2 graceful GOAWAY, then the connection closed", http2Failure(t, true, goAway(h2NoError)), taxonomy.Transport},
+		{"HTTP/2 ENHANCE_YOUR_CALM is rate limiting", http2Failure(t, true, goAway(h2EnhanceYourCalm)), taxonomy.RateLimited},
+		{"HTTP/2 PROTOCOL_ERROR from the peer is a bug", http2Failure(t, true, rstStream(h2ProtocolError)), taxonomy.Unknown},
+		{"HTTP/2 connection error (a malformed frame) is a bug", http2Failure(t, true, dataOnStreamZero), taxonomy.Unknown},
 		{"plain EOF is not classified", io.EOF, taxonomy.Unknown},
 		{"text is never read", errors.New("429 Too Many Requests: connection reset timeout"), taxonomy.Unknown},
 		{"nil", nil, taxonomy.Unknown},
