@@ -22,4 +22,12 @@
 // Thrown errors are the SDK's own: a non-2xx response is a genai.APIError
 // (a value, not a pointer), transport failures are whatever net/http
 // returned; both are wrapped with %w and never swallowed.
+//
+// No error the adapter returns holds its configured API key (a server set
+// as Config.BaseURL may quote the key it refused, as a LiteLLM proxy does;
+// a key shorter than model.MinRedactedKeyLen is a placeholder and is left
+// alone): every occurrence is replaced by model.RedactedKey in the returned
+// error's text, in the genai.APIError it carries (Message, Status and the
+// strings of Details; a redacted copy replaces the SDK's) and in the
+// *model.ProviderError's Message.
 package gemini

@@ -150,7 +150,7 @@ func (m *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 	// The SDK ignores its own marshalling errors and would send an empty
 	// body (e.g. for a NaN in function-call args); refuse such a request.
 	if _, err := json.Marshal(map[string]any{"contents": contents, "config": config}); err != nil {
-		return model.Single(nil, fmt.Errorf("gemini: encode request (model %s): %w", name, err))
+		return model.Single(nil, m.redactError(fmt.Errorf("gemini: encode request (model %s): %w", name, err)))
 	}
 	if stream {
 		return m.stream(ctx, name, contents, config)
@@ -166,7 +166,7 @@ func (m *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 			resp, err = m.client.Models.GenerateContent(cctx, name, contents, config)
 		}()
 		if err != nil {
-			yield(nil, fmt.Errorf("gemini: generate content (model %s): %w", name, withHTTPStatus(err, status)))
+			yield(nil, m.redactError(fmt.Errorf("gemini: generate content (model %s): %w", name, withHTTPStatus(m.redactSDKError(err), status))))
 			return
 		}
 		out := FromGenAI(resp)
@@ -194,14 +194,15 @@ func (m *Model) stream(ctx context.Context, name string, contents []*genai.Conte
 				if inYield || stopped {
 					panic(r)
 				}
-				yield(nil, fmt.Errorf("gemini: stream (model %s) after %d chunks: %w: %v", name, summary.chunks, ErrSDKPanic, r))
+				yield(nil, m.redactError(fmt.Errorf("gemini: stream (model %s) after %d chunks: %w: %v", name, summary.chunks, ErrSDKPanic, r)))
 			}
 		}()
 		cctx, status := recordStatus(ctx)
 		for chunk, err := range m.client.Models.GenerateContentStream(cctx, name, contents, config) {
 			if err != nil {
 				stopped = true
-				yield(nil, fmt.Errorf("gemini: stream generate content (model %s) after %d chunks: %w", name, summary.chunks, withHTTPStatus(err, status)))
+				yield(nil, m.redactError(fmt.Errorf("gemini: stream generate content (model %s) after %d chunks: %w",
+					name, summary.chunks, withHTTPStatus(m.redactSDKError(err), status))))
 				return
 			}
 			if chunk == nil {
@@ -220,8 +221,8 @@ func (m *Model) stream(ctx context.Context, name string, contents []*genai.Conte
 		}
 		stopped = true
 		if !summary.complete() {
-			yield(nil, fmt.Errorf("gemini: stream (model %s) ended after %d chunks without a finish reason: %w",
-				name, summary.chunks, io.ErrUnexpectedEOF))
+			yield(nil, m.redactError(fmt.Errorf("gemini: stream (model %s) ended after %d chunks without a finish reason: %w",
+				name, summary.chunks, io.ErrUnexpectedEOF)))
 			return
 		}
 		final := agg.Final()

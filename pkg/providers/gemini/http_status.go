@@ -102,7 +102,8 @@ func recordStatus(ctx context.Context) (context.Context, *statusRecord) {
 // *model.ProviderError with the HTTP status when the genai.APIError's code
 // is not an error status (none, or a stray number in the body), and with
 // the Retry-After hint when the server sent one. The APIError stays
-// reachable with errors.As.
+// reachable with errors.As. err comes with the configured API key already
+// removed (redactSDKError), so the Message copied from its text holds none.
 func withHTTPStatus(err error, rec *statusRecord) error {
 	if err == nil {
 		return nil

@@ -56,14 +56,14 @@ func TestEchoedAPIKeyNotInErrorText(t *testing.T) {
 // TestRedactErrorKeepsChain: the last guard (redactError) over any error
 // text the adapter returns replaces the configured key and still unwraps to
 // the original error, so classification by type and status is unchanged;
-// a placeholder key shorter than minRedactedKeyLen is left alone.
+// a placeholder key shorter than model.MinRedactedKeyLen is left alone.
 func TestRedactErrorKeepsChain(t *testing.T) {
 	const key = "sk-proj-0123456789abcdef"
 	m := &Model{cfg: Config{APIKey: " " + key + "\n"}}
 	inner := &model.ProviderError{Provider: ProviderName, StatusCode: 401, Message: "token " + key + " refused"}
 	err := m.redactError(fmt.Errorf("openai: chat completion (model %s): %w", key, inner))
-	if got := err.Error(); strings.Contains(got, key) || strings.Count(got, redactedKey) != 2 {
-		t.Errorf("text %q: want the key replaced by %q everywhere", got, redactedKey)
+	if got := err.Error(); strings.Contains(got, key) || strings.Count(got, model.RedactedKey) != 2 {
+		t.Errorf("text %q: want the key replaced by %q everywhere", got, model.RedactedKey)
 	}
 	var pe *model.ProviderError
 	if !errors.As(err, &pe) || pe != inner || taxonomy.ClassifyError(err) != taxonomy.Auth {

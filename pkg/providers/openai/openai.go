@@ -463,52 +463,18 @@ func bodyErrorDetail(resp *http.Response) (msg, code string) {
 	return msg, ""
 }
 
-// redactedKey replaces the configured API key in error texts.
-const redactedKey = "[redacted]"
-
-// minRedactedKeyLen is the shortest configured key that is redacted: a
-// shorter one is a placeholder for a server that wants none ("ollama",
-// "EMPTY"), not a secret, and replacing it would garble unrelated words
-// of a message (an Ollama model name).
-const minRedactedKeyLen = 8
-
 // redact returns s with every occurrence of the configured API key
-// replaced by redactedKey.
-func (m *Model) redact(s string) string {
-	key := strings.TrimSpace(m.cfg.APIKey)
-	if len(key) < minRedactedKeyLen || !strings.Contains(s, key) {
-		return s
-	}
-	return strings.ReplaceAll(s, key, redactedKey)
-}
+// replaced (model.RedactKey: a key shorter than model.MinRedactedKeyLen is
+// a placeholder and left alone).
+func (m *Model) redact(s string) string { return model.RedactKey(s, m.cfg.APIKey) }
 
 // redactError returns err, or, when its text holds the configured API key
 // (a server that quotes the key it refused, as a LiteLLM proxy does: found
 // in review, nineteenth session), an error whose text is err's with the key
-// redacted and which unwraps to err. The adapter is the one layer that
-// knows its credential; the text is what the taxonomy logs raw and the DLQ
-// keeps as the reason.
-func (m *Model) redactError(err error) error {
-	if err == nil {
-		return nil
-	}
-	text := err.Error()
-	if r := m.redact(text); r != text {
-		return &redactedError{text: r, err: err}
-	}
-	return err
-}
-
-// redactedError is an error whose text had the configured API key removed;
-// it unwraps to the original error, so classification by type and status
-// is unchanged.
-type redactedError struct {
-	text string
-	err  error
-}
-
-func (e *redactedError) Error() string { return e.text }
-func (e *redactedError) Unwrap() error { return e.err }
+// redacted and which unwraps to err (model.RedactKeyError). The adapter is
+// the one layer that knows its credential; the text is what the taxonomy
+// logs raw and the DLQ keeps as the reason.
+func (m *Model) redactError(err error) error { return model.RedactKeyError(err, m.cfg.APIKey) }
 
 // streamErrorStatus is the HTTP status of an error event's type or code
 // (0: unknown, left to the rest of the error chain).
