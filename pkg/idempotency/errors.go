@@ -49,6 +49,17 @@ var ErrNotApplied = errors.New("idempotency: the effect was not applied")
 // effect again.
 var ErrResultTooLarge = errors.New("idempotency: result too large for the store")
 
+// ErrKeyTooLong is returned (wrapped) by a store given a key or invocation
+// id longer than its backend can address (NATS KV: natskv.MaxKeyLen bytes
+// once escaped; a longer subject would make the server close the shared
+// connection). Nothing is sent to the backend, and the store stays usable.
+// It is not a *StoreError and does not match ErrStoreUnavailable: the store
+// is not down, and no retry of the same key or id can succeed. Keys from
+// request envelopes within their limits always fit; a longer one comes from
+// configuration (key prefix, agent or tool name) or from an id a caller
+// passed by hand.
+var ErrKeyTooLong = errors.New("idempotency: key too long for the store")
+
 // ErrMissingKeyField is matched (errors.Is) by every *KeyFieldError.
 var ErrMissingKeyField = errors.New("idempotency: missing key field")
 

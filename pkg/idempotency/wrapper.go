@@ -148,6 +148,14 @@ func (c *call) claim(ctx context.Context, req ClaimRequest) (Claim, error) {
 			c.w.opts.Metrics.claim(c.agent, c.tool, "error")
 			c.w.opts.Metrics.storeError(c.agent, c.tool, "claim")
 			var se *StoreError
+			if errors.Is(err, ErrKeyTooLong) {
+				// The store cannot hold the key (the configured prefix, agent
+				// or tool name is too long for it): no outage, so not a
+				// StoreError, which the worker Naks for ever. The error
+				// escalates: the invocation is dead-lettered with it, and
+				// nothing ran.
+				return Claim{}, err
+			}
 			if !errors.As(err, &se) {
 				// Fail closed whatever the store said.
 				err = &StoreError{Backend: "unknown", Op: "claim", Err: err}

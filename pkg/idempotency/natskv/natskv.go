@@ -8,7 +8,10 @@
 // Each key's value is the JSON of an idempotency.Record; lease times inside
 // it come from the worker clock (keep leases much longer than clock skew).
 // Keys are mapped with KVKey. An invocation's index is one more entry
-// (IndexKey) holding the list of its keys.
+// (IndexKey) holding the list of its keys. A key or invocation id whose KV
+// key would exceed MaxKeyLen is refused before anything is sent (an error
+// wrapping idempotency.ErrKeyTooLong, not a *StoreError): the server would
+// close the connection.
 //
 // Atomicity comes from revisions: Create (create-if-absent) claims a new key,
 // Update(key, value, lastRevision) takes over an expired lease, renews and
@@ -188,9 +191,16 @@ func (s *Store) Claim(ctx context.Context, req idempotency.ClaimRequest) (idempo
 	if err := req.Validate(); err != nil {
 		return idempotency.Claim{}, err
 	}
+	kvKey, err := boundedKVKey("claim", req.Key)
+	if err != nil {
+		return idempotency.Claim{}, err
+	}
+	ik, err := boundedIndexKey("claim", req.InvocationID)
+	if err != nil {
+		return idempotency.Claim{}, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.OpTimeout)
 	defer cancel()
-	kvKey := KVKey(req.Key)
 	var index indexWrite
 	for range maxConflicts {
 		cur, err := s.get(ctx, "claim", kvKey)
@@ -209,7 +219,7 @@ func (s *Store) Claim(ctx context.Context, req idempotency.ClaimRequest) (idempo
 			// listed by an index entry written long ago: rewrite it, so the
 			// index does not expire before the new record (Effects must
 			// list every record).
-			if index, err = s.updateIndex(ctx, "claim", req.InvocationID, req.Key, true); err != nil {
+			if index, err = s.updateIndex(ctx, "claim", ik, req.Key, true); err != nil {
 				return idempotency.Claim{}, err
 			}
 		}
@@ -247,7 +257,7 @@ func (s *Store) Claim(ctx context.Context, req idempotency.ClaimRequest) (idempo
 		// server's next expiry pass) Effects would not list a record that
 		// still answers claims. Rewrite it now, after the record. Best
 		// effort, as in Complete: the claim is stored.
-		s.retouchIndex(ctx, "claim", req.InvocationID, req.Key, index)
+		s.retouchIndex(ctx, "claim", ik, req.Key, index)
 		return idempotency.Claim{Outcome: outcome, Record: rec}, nil
 	}
 	return idempotency.Claim{}, storeErr("claim", fmt.Errorf("%s: too many revision conflicts", req.Key))
@@ -266,12 +276,11 @@ type indexWrite struct {
 	rev uint64
 }
 
-// updateIndex adds key to the invocation's index entry (revision-checked).
-// With key already listed and touch set it rewrites the entry anyway,
-// restarting its MaxAge so the index lives at least as long as its records.
-// It returns what it wrote.
-func (s *Store) updateIndex(ctx context.Context, op, invocationID, key string, touch bool) (indexWrite, error) {
-	ik := IndexKey(invocationID)
+// updateIndex adds key to the invocation's index entry ik
+// (boundedIndexKey; revision-checked). With key already listed and touch
+// set it rewrites the entry anyway, restarting its MaxAge so the index
+// lives at least as long as its records. It returns what it wrote.
+func (s *Store) updateIndex(ctx context.Context, op, ik, key string, touch bool) (indexWrite, error) {
 	for range maxConflicts {
 		e, err := s.kv.Get(ctx, ik)
 		var iv indexValue
@@ -311,26 +320,36 @@ func (s *Store) updateIndex(ctx context.Context, op, invocationID, key string, t
 	return indexWrite{}, storeErr(op, fmt.Errorf("index %s: too many revision conflicts", ik))
 }
 
-// retouchIndex rewrites the index entry updateIndex wrote as prev (one
+// retouchIndex rewrites the index entry ik updateIndex wrote as prev (one
 // write, restarting its MaxAge); when another write came in between, it
 // touches the entry as it now is. Best effort: errors are dropped.
-func (s *Store) retouchIndex(ctx context.Context, op, invocationID, key string, prev indexWrite) {
+func (s *Store) retouchIndex(ctx context.Context, op, ik, key string, prev indexWrite) {
 	if prev.rev != 0 {
-		_, err := s.kv.Update(ctx, IndexKey(invocationID), prev.val, prev.rev)
+		_, err := s.kv.Update(ctx, ik, prev.val, prev.rev)
 		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			return
 		}
 	}
-	_, _ = s.updateIndex(ctx, op, invocationID, key, true)
+	_, _ = s.updateIndex(ctx, op, ik, key, true)
 }
 
 // fenced runs fn on t's record when t owns it, re-reading after revision
 // conflicts. fn returns the new value to write (nil: delete) or an error.
+// A ticket whose key or invocation id is too long (boundedKVKey,
+// boundedIndexKey) is refused before anything is sent: no claim can have
+// stored it, and Renew and Complete write its index entry after the
+// record.
 func (s *Store) fenced(ctx context.Context, op string, t idempotency.Ticket, fn func(cur *entry) (*idempotency.Record, bool, error)) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	kvKey := KVKey(t.Key)
+	kvKey, err := boundedKVKey(op, t.Key)
+	if err != nil {
+		return err
+	}
+	if _, err := boundedIndexKey(op, t.InvocationID); err != nil {
+		return err
+	}
 	for range maxConflicts {
 		cur, err := s.get(ctx, op, kvKey)
 		if err == nil && (cur == nil || cur.rec.Owner != t.Owner) {
@@ -401,7 +420,7 @@ func (s *Store) Renew(ctx context.Context, t idempotency.Ticket, lease time.Dura
 	// The record's write restarted its MaxAge: restart the index entry's
 	// too, so it does not expire before the record (as Claim and Complete
 	// do). Best effort, like Complete's.
-	_, _ = s.updateIndex(ctx, "renew", t.InvocationID, t.Key, true)
+	_, _ = s.updateIndex(ctx, "renew", IndexKey(t.InvocationID), t.Key, true) // fenced checked its length
 	return until, nil
 }
 
@@ -431,7 +450,7 @@ func (s *Store) Complete(ctx context.Context, t idempotency.Ticket, result json.
 	// Restart the index entry's MaxAge so it outlives this record. Best
 	// effort: the result is stored; an index write that fails here leaves the
 	// entry as old as the claim.
-	_, _ = s.updateIndex(ctx, "complete", t.InvocationID, t.Key, true)
+	_, _ = s.updateIndex(ctx, "complete", IndexKey(t.InvocationID), t.Key, true) // fenced checked its length
 	return nil
 }
 
@@ -449,10 +468,17 @@ func (s *Store) Release(ctx context.Context, t idempotency.Ticket) error {
 }
 
 // Effects implements idempotency.Store: the index entry, then each record.
+// An invocation id too long for an index key (an operator's typo, or
+// anything but an id) is refused with an error wrapping
+// idempotency.ErrKeyTooLong: no claim can have stored it.
 func (s *Store) Effects(ctx context.Context, invocationID string) ([]idempotency.Record, error) {
+	ik, err := boundedIndexKey("effects", invocationID)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.OpTimeout)
 	defer cancel()
-	e, err := s.kv.Get(ctx, IndexKey(invocationID))
+	e, err := s.kv.Get(ctx, ik)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, nil
 	}
@@ -465,7 +491,13 @@ func (s *Store) Effects(ctx context.Context, invocationID string) ([]idempotency
 	}
 	var out []idempotency.Record
 	for _, k := range iv.Keys {
-		cur, err := s.get(ctx, "effects", KVKey(k))
+		kk, err := boundedKVKey("effects", k)
+		if err != nil {
+			// Claim stores no such key (an older version without the
+			// bound may have): say so rather than leave it out.
+			return nil, fmt.Errorf("index %s: %w", ik, err)
+		}
+		cur, err := s.get(ctx, "effects", kk)
 		if err != nil {
 			return nil, err
 		}
