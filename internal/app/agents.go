@@ -22,15 +22,7 @@ const SupportAgentName = "support"
 // cfg.Model.MaxModelCalls, or config.DefaultSupportMaxModelCalls when that
 // is 0 (pkg/agent would otherwise read 0 as its own default of 500).
 func SupportAgent(cfg config.Worker, m model.Model, st *Stores, tm *taxonomy.Metrics, im *idempotency.Metrics, log zerolog.Logger) *agent.Agent {
-	refund := idempotency.Wrap(support.RefundOrder(st.Orders, idempotency.KeyFromContext), st.Idempotency, idempotency.Options{
-		Agent:     SupportAgentName,
-		KeyFields: support.RefundKeyFields,
-		Lease:     cfg.Idempotency.Lease,
-		Retention: cfg.Idempotency.Retention,
-		DLQMaxAge: cfg.Streams.DLQMaxAge,
-		Metrics:   im,
-		Logger:    log,
-	})
+	refund := idempotency.Wrap(support.RefundOrder(st.Orders, idempotency.KeyFromContext), st.Idempotency, refundIdempotencyOptions(cfg, im, log))
 	opts := taxonomy.CallbackOptions{Model: m.Name(), Metrics: tm, Logger: log,
 		// The worker dead-letters a degraded invocation for a replay (the
 		// result's "queued"): the user is told so, not to try again, which
@@ -54,5 +46,20 @@ func SupportAgent(cfg config.Worker, m model.Model, st *Stores, tm *taxonomy.Met
 			OnModelError: []agent.OnModelErrorCallback{taxonomy.OnModelError(opts)},
 			OnToolError:  []agent.OnToolErrorCallback{agent.ClassifyToolError()},
 		},
+	}
+}
+
+// refundIdempotencyOptions are the options SupportAgent wraps the refund
+// tool with; CheckDerived validates them before anything connects, since
+// idempotency.Wrap panics on options it refuses.
+func refundIdempotencyOptions(cfg config.Worker, im *idempotency.Metrics, log zerolog.Logger) idempotency.Options {
+	return idempotency.Options{
+		Agent:     SupportAgentName,
+		KeyFields: support.RefundKeyFields,
+		Lease:     cfg.Idempotency.Lease,
+		Retention: cfg.Idempotency.Retention,
+		DLQMaxAge: cfg.Streams.DLQMaxAge,
+		Metrics:   im,
+		Logger:    log,
 	}
 }

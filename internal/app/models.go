@@ -97,7 +97,8 @@ func RetryConfig(cfg config.Model) retry.Config {
 }
 
 // CheckDerived validates what the worker builds from cfg beyond cfg's own
-// Validate (the streams' configuration, the retry decorator's), before
+// Validate (the streams' configuration, the retry decorator's, the refund
+// tool's idempotency options, on which idempotency.Wrap would panic), before
 // anything connects: such a mistake is a configuration error (exit 2), not
 // a failure after the embedded server started or NATS was reached.
 func CheckDerived(cfg config.Worker) error {
@@ -106,6 +107,9 @@ func CheckDerived(cfg config.Worker) error {
 	}
 	if err := RetryConfig(cfg.Model).WithDefaults().Validate(); err != nil {
 		return fmt.Errorf("%w: model.retry: %w", ErrBadConfig, err)
+	}
+	if err := refundIdempotencyOptions(cfg, nil, zerolog.Nop()).WithDefaults().Validate(); err != nil {
+		return fmt.Errorf("%w: idempotency: %w", ErrBadConfig, err)
 	}
 	return nil
 }

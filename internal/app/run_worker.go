@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -73,8 +74,11 @@ func (i *Infra) Close() {
 }
 
 // Connect brings up NATS (starting the embedded server when configured),
-// ensures the streams and consumers, connects Redis when a URL is set, and
-// opens the stores. It logs which mode runs.
+// connects Redis when a URL is set (and reads the stores' id there,
+// RedisStoresID), ensures the streams and consumers (the worker consumer
+// records the stores: a worker on other stores is refused), and opens the
+// stores. A refusal that the live server or the consumer's record repeats
+// on every start matches ErrBadConfig. It logs which mode runs.
 func Connect(ctx context.Context, cfg config.Worker, log zerolog.Logger) (*Infra, error) {
 	inf := &Infra{Streams: StreamsConfig(cfg)}
 	ok := false
@@ -113,38 +117,8 @@ func Connect(ctx context.Context, cfg config.Worker, log zerolog.Logger) (*Infra
 		return nil, err
 	}
 	inf.JS = js
-	ectx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	applied, err := streams.Ensure(ectx, js, inf.Streams)
-	if errors.Is(err, streams.ErrInvalidConfig) {
-		// The live streams refuse this configuration (another subject
-		// prefix): restarting cannot help.
-		return nil, fmt.Errorf("%w: streams: %w", ErrBadConfig, err)
-	}
-	if errors.Is(err, streams.ErrStoresDiffer) {
-		// Workers with other stores consume the same requests: a
-		// redelivery between them would repeat effects. Restarting
-		// cannot help.
-		if cfg.Embedded.Enabled {
-			return nil, fmt.Errorf("%w: %w (embedded NATS: its data dir %s holds the other workers' consumer; give this worker another --data-dir)",
-				ErrBadConfig, err, cfg.Embedded.DataDir)
-		}
-		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
-	}
-	if apiErr := (*jetstream.APIError)(nil); errors.As(err, &apiErr) && apiErr.ErrorCode == jsReplicasNotSupported {
-		// "replicas > 1 not supported in non-clustered mode": the server
-		// will refuse it on every start.
-		return nil, fmt.Errorf("%w: streams.replicas %d needs a clustered NATS: %w", ErrBadConfig, inf.Streams.WithDefaults().Replicas, err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("streams: %w", err)
-	}
-	for _, a := range applied {
-		if a.KeptReplicas > 0 {
-			log.Warn().Str("stream", a.Config.Name).Int("replicas", a.KeptReplicas).Int("configured", inf.Streams.WithDefaults().Replicas).
-				Msg("stream has more replicas than streams.replicas; kept them (lower them by hand, nats stream edit, if that is meant)")
-		}
-	}
+	// Redis first: the worker consumer records the stores, and a Redis
+	// store is named by the id it keeps in Redis itself.
 	var rdb redis.UniversalClient
 	if cfg.Redis.URL != "" {
 		c, err := ConnectRedis(ctx, cfg.Redis)
@@ -155,6 +129,74 @@ func Connect(ctx context.Context, cfg config.Worker, log zerolog.Logger) (*Infra
 		inf.close = append(inf.close, func() { _ = c.Close() })
 		if rdb, err = StoreClient(c, cfg.Redis); err != nil {
 			return nil, err
+		}
+		ictx, icancel := context.WithTimeout(ctx, 5*time.Second)
+		id, err := RedisStoresID(ictx, c, cfg.Redis.Prefix)
+		icancel()
+		if err != nil {
+			return nil, err
+		}
+		inf.Streams.WorkerStores = RedisStoresIdentity(cfg, id)
+	}
+	ectx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if cfg.Redis.URL != "" {
+		if err := adoptEarlierStoresRecord(ectx, js, inf.Streams, StoresIdentity(cfg), log); err != nil {
+			return nil, err
+		}
+	}
+	applied, err := streams.Ensure(ectx, js, inf.Streams)
+	if errors.Is(err, streams.ErrInvalidConfig) {
+		// The live streams refuse this configuration (another subject
+		// prefix): restarting cannot help.
+		return nil, fmt.Errorf("%w: streams: %w", ErrBadConfig, err)
+	}
+	if errors.Is(err, streams.ErrStoresDiffer) {
+		// Workers with other stores consume the same requests: a
+		// redelivery between them would repeat effects. Restarting
+		// cannot help.
+		var hints []string
+		if cfg.Redis.URL != "" {
+			// Found in review, nineteenth session: another Redis server
+			// with the same db and prefix was taken for the same stores.
+			hints = append(hints, fmt.Sprintf("a Redis store's id is the one its server keeps at %s%s: another id is another Redis server, "+
+				"or one that lost its data, idempotency records included", cfg.Redis.Prefix, StoresIDKey))
+		}
+		if cfg.Embedded.Enabled {
+			hints = append(hints, fmt.Sprintf("embedded NATS: its data dir %s holds the other workers' consumer; give this worker another --data-dir",
+				cfg.Embedded.DataDir))
+		}
+		if len(hints) > 0 {
+			return nil, fmt.Errorf("%w: %w (%s)", ErrBadConfig, err, strings.Join(hints, "; "))
+		}
+		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
+	}
+	if apiErr := (*jetstream.APIError)(nil); errors.As(err, &apiErr) && apiErr.ErrorCode == jsReplicasNotSupported {
+		// "replicas > 1 not supported in non-clustered mode": the server
+		// will refuse it on every start.
+		return nil, fmt.Errorf("%w: streams.replicas %d needs a clustered NATS: %w", ErrBadConfig, inf.Streams.WithDefaults().Replicas, err)
+	}
+	if apiErr := (*jetstream.APIError)(nil); errors.As(err, &apiErr) &&
+		(apiErr.ErrorCode == jsConsumerWQNotUnique || apiErr.ErrorCode == jsConsumerWQMultipleUnfiltered) {
+		// Found in review, nineteenth session: these exited 1, a restart
+		// loop. Name the consumers that may hold the requests.
+		sc := inf.Streams.WithDefaults()
+		if others := otherConsumers(ctx, js, sc.RequestsStream, sc.WorkerConsumer); others != "" {
+			err = fmt.Errorf("%w [other consumers on %s: %s]", err, sc.RequestsStream, others)
+		}
+	}
+	if bad := ServerRefusal(err); bad != nil {
+		// A setting the live server refuses on every start (found in
+		// review, nineteenth session: it exited 1, a restart loop).
+		return nil, bad
+	}
+	if err != nil {
+		return nil, fmt.Errorf("streams: %w", err)
+	}
+	for _, a := range applied {
+		if a.KeptReplicas > 0 {
+			log.Warn().Str("stream", a.Config.Name).Int("replicas", a.KeptReplicas).Int("configured", inf.Streams.WithDefaults().Replicas).
+				Msg("stream has more replicas than streams.replicas; kept them (lower them by hand, nats stream edit, if that is meant)")
 		}
 	}
 	st, err := OpenStores(ctx, cfg, js, rdb)
@@ -360,6 +402,39 @@ func checkLiveDLQ(ctx context.Context, js jetstream.JetStream, sc streams.Config
 		ErrBadConfig, retention, name, live, live+idempotency.RetentionSlack, name)
 }
 
+// adoptEarlierStoresRecord rewrites the stores the worker consumer records
+// from legacy (StoresIdentity: what workers of earlier versions recorded
+// for a Redis store, without its id) to sc.WorkerStores, so that upgrading
+// a fleet does not lock it out of its own consumer: those workers were on
+// the same db and prefix, and the stores' id is taken to be this server's.
+// Any other record, and a missing consumer or stream, is left to
+// streams.Ensure.
+//
+// Like Ensure it reads and then writes: two workers of this version on two
+// Redis servers that start at the same moment against an earlier record
+// can both adopt it (the last write wins, and the other's next start is
+// refused), as two first workers can both create the consumer.
+func adoptEarlierStoresRecord(ctx context.Context, js jetstream.JetStream, sc streams.Config, legacy string, log zerolog.Logger) error {
+	sc = sc.WithDefaults()
+	cur, err := js.Consumer(ctx, sc.RequestsStream, sc.WorkerConsumer)
+	if err != nil {
+		// No consumer (or no stream) yet, or the server does not answer:
+		// Ensure creates it, or reports the error.
+		return nil
+	}
+	cc := cur.CachedInfo().Config
+	if legacy == "" || sc.WorkerStores == "" || streams.WorkerStoresOf(cc.Description) != legacy {
+		return nil
+	}
+	cc.Description = strings.TrimSuffix(cc.Description, legacy) + sc.WorkerStores
+	if _, err := js.UpdateConsumer(ctx, sc.RequestsStream, cc); err != nil {
+		return fmt.Errorf("streams: consumer %s on %s: record stores %q in place of %q: %w", sc.WorkerConsumer, sc.RequestsStream, sc.WorkerStores, legacy, err)
+	}
+	log.Info().Str("consumer", sc.WorkerConsumer).Str("was", legacy).Str("stores", sc.WorkerStores).
+		Msg("the worker consumer recorded the stores without their id (an earlier version); recorded this Redis's id")
+	return nil
+}
+
 // workerCooldown is the fleet cooldown the worker checks before it starts a
 // request: none when cooldown.disabled turns the breaker off, which the
 // model wrapper honours too (the worker went on putting requests back while
@@ -370,7 +445,3 @@ func workerCooldown(cfg config.Worker, store cooldown.Store) cooldown.Store {
 	}
 	return store
 }
-
-// jsReplicasNotSupported is JetStream's error code for "replicas > 1 not
-// supported in non-clustered mode" (nats.go names no constant for it).
-const jsReplicasNotSupported jetstream.ErrorCode = 10074

@@ -2,8 +2,11 @@ package app
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -160,11 +163,18 @@ func withToolFaults(cfg config.Worker, orders support.Orders) support.Orders {
 }
 
 // StoresIdentity names the stores a worker of cfg keeps its idempotency
-// records, sessions and invocation records in: "redis db=<n> prefix=<p>"
-// with redis.url, "nats-kv" without. Workers that share the worker
-// consumer must name the same stores (streams.Config.WorkerStores): a
-// request redelivered from one store's worker to another's would run its
-// effects again. A Redis URL that does not parse names no stores (Validate
+// records, sessions and invocation records in, as far as its configuration
+// says: "redis db=<n> prefix=<p>" with redis.url, "nats-kv" without.
+// Workers that share the worker consumer must name the same stores
+// (streams.Config.WorkerStores): a request redelivered from one store's
+// worker to another's would run its effects again. The configuration
+// cannot tell two Redis servers apart (two hostnames may name one server,
+// one hostname another server elsewhere): Connect records
+// RedisStoresIdentity, which adds the id the stores keep in Redis itself
+// (RedisStoresID). StoresIdentity is what workers of earlier versions
+// recorded, which Connect accepts for the same db and prefix and rewrites.
+// NATS KV stores need no id: they live on the JetStream of the consumer
+// itself. A Redis URL that does not parse names no stores (Validate
 // refuses it first).
 func StoresIdentity(cfg config.Worker) string {
 	if cfg.Redis.URL == "" {
@@ -175,4 +185,42 @@ func StoresIdentity(cfg config.Worker) string {
 		return ""
 	}
 	return fmt.Sprintf("redis db=%d prefix=%s", opts.DB, cfg.Redis.Prefix)
+}
+
+// RedisStoresIdentity is StoresIdentity of a worker on Redis with the id
+// its Redis keeps under the prefix (RedisStoresID): "redis db=<n>
+// prefix=<p> id=<id>", what the worker consumer records.
+func RedisStoresIdentity(cfg config.Worker, id string) string {
+	return StoresIdentity(cfg) + " id=" + id
+}
+
+// StoresIDKey is the key, after redis.prefix, under which the Redis stores
+// keep their id (RedisStoresID).
+const StoresIDKey = "stores:id"
+
+// RedisStoresID returns the random id the Redis stores under prefix keep in
+// Redis itself (key <prefix>stores:id, in the URL's db), setting one first
+// (SET NX, no expiry) when there is none. Every worker on the same server,
+// db and prefix reads the same id, whatever name or address it reaches the
+// server by; a worker on another server gets another. A Redis that lost its
+// data (FLUSHALL, a restart without persistence) gets a new id, and the
+// worker consumer refuses its workers like another server's: its
+// idempotency records are gone too.
+func RedisStoresID(ctx context.Context, rdb redis.Cmdable, prefix string) (string, error) {
+	key := prefix + StoresIDKey
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("redis: stores id: %w", err)
+	}
+	if err := rdb.SetNX(ctx, key, hex.EncodeToString(b[:]), 0).Err(); err != nil {
+		return "", fmt.Errorf("redis: set stores id %s: %w", key, err)
+	}
+	id, err := rdb.Get(ctx, key).Result()
+	if err != nil {
+		return "", fmt.Errorf("redis: read stores id %s: %w", key, err)
+	}
+	if id == "" || strings.ContainsAny(id, " ;") {
+		return "", fmt.Errorf("redis: stores id %s holds %q, not an id (delete the key if it was set by hand)", key, id)
+	}
+	return id, nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"os"
 	"reflect"
@@ -69,6 +70,25 @@ func EnvNames(dst any) []string {
 }
 
 var durationType = reflect.TypeOf(time.Duration(0))
+
+// nonFinite reports every float key of dst (a pointer to a configuration
+// struct) that holds NaN or an infinity. strconv.ParseFloat reads "NaN" and
+// "Inf" from the environment, YAML reads .nan and .inf, and NaN passes any
+// range check written as "v <= 0 || v > 1": a NaN cooldown.threshold
+// validated and turned the breaker off (found in review, nineteenth
+// session). No key of this package means anything by NaN or an infinity.
+func nonFinite(dst any) []error {
+	var errs []error
+	walk(reflect.ValueOf(dst).Elem(), nil, func(path []string, v reflect.Value) {
+		if k := v.Kind(); k != reflect.Float64 && k != reflect.Float32 {
+			return
+		}
+		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
+			errs = append(errs, fmt.Errorf("%s %v: want a finite number", strings.Join(path, "."), f))
+		}
+	})
+	return errs
+}
 
 func walk(v reflect.Value, path []string, leaf func([]string, reflect.Value)) {
 	t := v.Type()

@@ -175,13 +175,15 @@ func (c Replayer) Validate() error {
 	if r.ConfirmAbove < 0 {
 		add("replay.confirm_above must not be negative")
 	}
+	// NaN and ±Inf are refused by nonFinite below: a NaN rate read as
+	// unthrottled, a NaN halt_ratio never halted.
 	if r.Rate < 0 || c.Drain.Rate < 0 {
 		add("replay.rate and drain.rate must not be negative")
 	}
 	if r.Concurrency < 1 || c.Drain.Concurrency < 1 {
 		add("replay.concurrency and drain.concurrency must be at least 1")
 	}
-	if r.HaltRatio <= 0 || r.HaltRatio > 1 {
+	if !(r.HaltRatio > 0 && r.HaltRatio <= 1) {
 		add("replay.halt_ratio must be in (0, 1]")
 	}
 	if r.HaltMinResults < 1 {
@@ -193,6 +195,7 @@ func (c Replayer) Validate() error {
 	if err := idempotency.ValidateRetention(c.Idempotency.Retention, c.Streams.DLQMaxAge); err != nil {
 		add("idempotency.retention: %v", err)
 	}
+	errs = append(errs, nonFinite(&c)...)
 	if err := c.Cooldown.WithDefaults().Validate(); err != nil {
 		errs = append(errs, err)
 	}

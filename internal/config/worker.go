@@ -216,8 +216,18 @@ type Idempotency struct {
 	// max age by idempotency.RetentionSlack (1d) so a replay of the oldest
 	// dead letter still finds the record and never repeats an effect.
 	Retention time.Duration `yaml:"retention"`
-	Lease     time.Duration `yaml:"lease"` // Lease is how long a claim holds without renewal (default 30s).
+	// Lease is how long a claim holds without renewal (default 30s, at
+	// least MinIdempotencyLease).
+	Lease time.Duration `yaml:"lease"`
 }
+
+// MinIdempotencyLease is the shortest idempotency.lease Validate accepts. A
+// claim's lease is renewed every third of it, each renewal a round trip to
+// the store, and the tool is cancelled a tenth of it before an unrenewed
+// lease ends: under a second, one slow round trip cancels the tool, and
+// under 3ns the renewal interval is 0, which pkg/idempotency refuses
+// (idempotency.Wrap panics on it).
+const MinIdempotencyLease = time.Second
 
 // Defaults of worker.tool_timeout and model.retry.attempt_timeout, equal to
 // agent.DefaultToolTimeout and retry.DefaultAttemptTimeout (internal/app's
@@ -313,6 +323,11 @@ func (c Worker) Validate() error {
 	}
 	if c.Idempotency.Lease <= 0 || c.Worker.SessionLease <= 0 {
 		add("idempotency.lease and worker.session_lease must be positive")
+	} else if l := c.Idempotency.Lease; l < MinIdempotencyLease {
+		// Found in review, nineteenth session: 1ns and 2ns passed, and
+		// idempotency.Wrap panicked on the renewal interval (lease/3 = 0).
+		add("idempotency.lease %v is too short to renew: the lease is renewed every third of it, each time a round trip to the store, "+
+			"and the tool is cancelled shortly before an unrenewed lease ends; want at least %v (default 30s)", l, MinIdempotencyLease)
 	}
 	// Zero means "the default" for most of these (model.sim.latency: none),
 	// but a negative value is passed on as it is: a negative busy_delay or infra_backoff_max makes
@@ -361,10 +376,15 @@ func (c Worker) Validate() error {
 		{"model.retry.budget_max_tokens", c.Model.Retry.BudgetMaxTokens},
 		{"model.retry.budget_token_ratio", c.Model.Retry.BudgetTokenRatio},
 	} {
-		if !(f.v >= 0) {
+		if f.v < 0 {
 			add("%s %v must not be negative", f.key, f.v)
 		}
 	}
+	// NaN passes every comparison-based range check ("v <= 0 || v > 1"),
+	// and ±Inf some: every float key is checked for them here, whatever
+	// its range check says (found in review, nineteenth session: a NaN
+	// cooldown.threshold silently turned the breaker off).
+	errs = append(errs, nonFinite(&c)...)
 	spec := c.Model.Spec
 	switch {
 	case spec == "sim":
