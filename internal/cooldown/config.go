@@ -57,7 +57,7 @@ func (c Config) Validate() error {
 	if c.Window <= 0 || c.Buckets <= 0 || c.Window/time.Duration(c.Buckets) < time.Millisecond {
 		errs = append(errs, errors.New("cooldown: window and buckets must give buckets of at least 1ms"))
 	}
-	if c.Threshold <= 0 || c.Threshold > 1 {
+	if !(c.Threshold > 0 && c.Threshold <= 1) { // NaN too: it turned the breaker off
 		errs = append(errs, errors.New("cooldown: threshold must be in (0, 1]"))
 	}
 	if c.MinCalls < 1 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"math"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -133,5 +134,10 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if err := (cooldown.Config{Threshold: 2}).WithDefaults().Validate(); err == nil {
 		t.Fatal("threshold 2 accepted")
+	}
+	// Regression (found in review, nineteenth session): NaN passed
+	// "<= 0 || > 1", and the breaker's "fails >= NaN*calls" never opened.
+	if err := (cooldown.Config{Threshold: math.NaN()}).WithDefaults().Validate(); err == nil {
+		t.Fatal("threshold NaN accepted")
 	}
 }
