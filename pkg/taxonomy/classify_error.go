@@ -71,12 +71,13 @@ const OpenAICodeInsufficientQuota = "insufficient_quota"
 //     GoAwayError and ConnectionError with that module's Transport), are
 //     matched by type (package path and name, through reflection, since
 //     errors.As cannot name an unexported type) and classified by their
-//     HTTP/2 error code: Transport for a transient one (INTERNAL_ERROR,
-//     REFUSED_STREAM, CANCEL, NO_ERROR, ...), RateLimited for
-//     ENHANCE_YOUR_CALM, Unknown for a protocol violation
-//     (PROTOCOL_ERROR, FRAME_SIZE_ERROR, ...), which is a bug that a retry
-//     repeats; see classifyHTTP2Code. This comes before step 7 because
-//     the *url.Error around an HTTP/2 error is less specific.
+//     HTTP/2 error code: RateLimited for ENHANCE_YOUR_CALM; Unknown for
+//     INADEQUATE_SECURITY, HTTP_1_1_REQUIRED and a protocol violation this
+//     client detected (a connection error: a malformed frame, a bug that
+//     a retry repeats); Transport for the rest, a protocol violation the
+//     peer reports in an RST_STREAM or GOAWAY included (see
+//     classifyHTTP2Code). This comes before step 7 because the *url.Error
+//     around an HTTP/2 error is less specific.
 //  7. connection failures: ECONNRESET, ECONNREFUSED, ECONNABORTED, EPIPE,
 //     io.ErrUnexpectedEOF, net.ErrClosed, *net.OpError, *net.DNSError,
 //     *url.Error → Transport.

@@ -194,7 +194,7 @@ func TestClassifyError_Order(t *testing.T) {
 		{"timeout beats transport", &net.OpError{Op: "dial", Err: os.ErrDeadlineExceeded}, taxonomy.Timeout},
 		{"provider status beats an HTTP/2 error", &model.ProviderError{StatusCode: 503, Err: http2Failure(t, true, rstStream(h2ProtocolError))}, taxonomy.Server},
 		{"timeout beats an HTTP/2 error", errors.Join(http2Failure(t, true, rstStream(h2ProtocolError)), context.DeadlineExceeded), taxonomy.Timeout},
-		{"an HTTP/2 protocol error beats the url.Error around it", &url.Error{Op: "Get", URL: "https://llm.example/", Err: http2Failure(t, true, rstStream(h2ProtocolError))}, taxonomy.Unknown},
+		{"an HTTP/2 error code beats the url.Error around it", &url.Error{Op: "Get", URL: "https://llm.example/", Err: http2Failure(t, true, rstStream(h2EnhanceYourCalm))}, taxonomy.RateLimited},
 		{"cancellation beats everything", fmt.Errorf("x: %w", errors.Join(budget, genai.APIError{Code: 503}, context.Canceled)), taxonomy.Canceled},
 	}
 	for _, tc := range cases {
@@ -233,7 +233,7 @@ func TestClassifyError_NetworkAndContext(t *testing.T) {
 		{"HTTP/2 stream reset beside a decode error (Gemini stream)", fmt.Errorf("invalid stream chunk (reading the response: %w)", errors.Join(errors.New("invalid stream chunk"), http2Failure(t, true, rstStream(h2Cancel)))), taxonomy.Transport},
 		{"HTTP/2 graceful GOAWAY, then the connection closed", http2Failure(t, true, goAway(h2NoError)), taxonomy.Transport},
 		{"HTTP/2 ENHANCE_YOUR_CALM is rate limiting", http2Failure(t, true, goAway(h2EnhanceYourCalm)), taxonomy.RateLimited},
-		{"HTTP/2 PROTOCOL_ERROR from the peer is a bug", http2Failure(t, true, rstStream(h2ProtocolError)), taxonomy.Unknown},
+		{"HTTP/2 PROTOCOL_ERROR from the peer is transport (a front end shedding load)", http2Failure(t, true, rstStream(h2ProtocolError)), taxonomy.Transport},
 		{"HTTP/2 connection error (a malformed frame) is a bug", http2Failure(t, true, dataOnStreamZero), taxonomy.Unknown},
 		{"plain EOF is not classified", io.EOF, taxonomy.Unknown},
 		{"text is never read", errors.New("429 Too Many Requests: connection reset timeout"), taxonomy.Unknown},

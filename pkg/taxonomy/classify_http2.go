@@ -70,50 +70,66 @@ func http2ErrCode(e error) (uint32, bool) {
 // reports false when the chain holds none.
 func classifyHTTP2(err error) (Class, bool) {
 	var code uint32
+	var conn bool
 	found := walkChain(err, func(e error) bool {
 		c, ok := http2ErrCode(e)
-		code = c
+		code, conn = c, ok && http2ConnectionErr(e)
 		return ok
 	})
 	if !found {
 		return "", false
 	}
-	return classifyHTTP2Code(code), true
+	return classifyHTTP2Code(code, conn), true
 }
 
-// classifyHTTP2Code maps an HTTP/2 error code (RST_STREAM, GOAWAY or a
-// connection error) to a class:
+// http2ConnectionErr reports whether e is a connection error: one this
+// client detected in what the peer sent (a malformed frame).
+func http2ConnectionErr(e error) bool {
+	t := reflect.TypeOf(e)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Name() == "http2ConnectionError" || t.Name() == "ConnectionError"
+}
+
+// classifyHTTP2Code maps an HTTP/2 error code (RST_STREAM, GOAWAY or, with
+// conn, a connection error this client detected) to a class:
 //
-//   - PROTOCOL_ERROR, FLOW_CONTROL_ERROR, STREAM_CLOSED, FRAME_SIZE_ERROR,
-//     COMPRESSION_ERROR: one side broke the protocol (the client detected
-//     a malformed frame, or the peer says the client sent one). That is a
-//     bug in the client, the provider's front end or a proxy between them,
-//     and a bug repeats: Unknown, so the call is not retried and the raw
-//     message is kept for review, instead of TRANSPORT's retries and
-//     automatic replays of a call that fails the same way each time.
+//   - ENHANCE_YOUR_CALM: the peer is shedding load it blames on this
+//     client (too many streams or resets): RateLimited, like a 429.
 //   - INADEQUATE_SECURITY, HTTP_1_1_REQUIRED: the peer refuses this
 //     connection's TLS parameters or HTTP/2 itself; the same client gets
 //     the same answer again: Unknown.
-//   - ENHANCE_YOUR_CALM: the peer is shedding load it blames on this
-//     client (too many streams or resets): RateLimited, like a 429.
-//   - NO_ERROR (a response cut short, or a graceful GOAWAY such as a
-//     front end restarting), INTERNAL_ERROR, SETTINGS_TIMEOUT,
-//     REFUSED_STREAM (the request was not processed), CANCEL (the peer or
-//     a proxy gave up the stream, typically because its upstream broke),
-//     CONNECT_ERROR, and any code this list does not know (RFC 9113
-//     section 7: an unknown code may be treated as INTERNAL_ERROR):
-//     Transport, the HTTP/2 form of a connection reset.
+//   - PROTOCOL_ERROR, FLOW_CONTROL_ERROR, STREAM_CLOSED, FRAME_SIZE_ERROR,
+//     COMPRESSION_ERROR in a connection error: this client found the peer
+//     breaking the protocol (a malformed frame from the provider's front
+//     end or a proxy), a bug that repeats: Unknown, kept for review.
+//   - Every other code, and the protocol codes above in an RST_STREAM or a
+//     GOAWAY the peer sent: Transport, the HTTP/2 form of a connection
+//     reset, retried once. A peer's PROTOCOL_ERROR is no proof of a bug:
+//     Google's front ends shed load with GOAWAY PROTOCOL_ERROR
+//     "client_throttled" (found in review, nineteenth session: the first
+//     version made it Unknown, dead-lettered for review, where it had been
+//     TRANSPORT before HTTP/2 errors were classed at all). NO_ERROR (a
+//     response cut short, a graceful GOAWAY), INTERNAL_ERROR,
+//     SETTINGS_TIMEOUT, REFUSED_STREAM, CANCEL, CONNECT_ERROR and any code
+//     this list does not know (RFC 9113 section 7: treat it as
+//     INTERNAL_ERROR) are here.
 //
 // A cancellation by this client is not an HTTP/2 error: net/http returns
 // the context's error, which ClassifyError checks first.
-func classifyHTTP2Code(code uint32) Class {
+func classifyHTTP2Code(code uint32, conn bool) Class {
 	switch code {
-	case http2ErrCodeProtocol, http2ErrCodeFlowControl, http2ErrCodeStreamClosed,
-		http2ErrCodeFrameSize, http2ErrCodeCompression,
-		http2ErrCodeInadequateSecurity, http2ErrCodeHTTP11Required:
-		return Unknown
 	case http2ErrCodeEnhanceYourCalm:
 		return RateLimited
+	case http2ErrCodeInadequateSecurity, http2ErrCodeHTTP11Required:
+		return Unknown
+	case http2ErrCodeProtocol, http2ErrCodeFlowControl, http2ErrCodeStreamClosed,
+		http2ErrCodeFrameSize, http2ErrCodeCompression:
+		if conn {
+			return Unknown
+		}
+		return Transport
 	default:
 		return Transport
 	}
