@@ -530,8 +530,8 @@ func sessionTooLargeReason(err error) string {
 			limit += fmt.Sprintf(" (%d bytes refused)", te.Size)
 		}
 	}
-	return "session exceeds " + limit + "; not retried: every append to it fails alike. " +
-		"Raise the store's limit or start a new session, then replay by hand"
+	return "session exceeds " + limit + "; not retried automatically. " +
+		"Raise the limit and replay by hand, or send the request again with a new session id"
 }
 
 // isInfra reports failures of the worker's own infrastructure: nothing the
