@@ -688,6 +688,10 @@ func FromChatCompletion(cc *openai.ChatCompletion) *model.Response {
 		// correct when asked again, never a healthy empty STOP that the
 		// loop would take as the final answer (found in review,
 		// nineteenth session).
+		// A blank text part (" \n") goes too: the loop asks the model
+		// again only for a break without text, and took the blank one as
+		// the final answer (found in review of that fix).
+		out.Content = nil
 		out.FinishReason = model.FinishReasonMalformedFunctionCall
 		out.ErrorCode = model.FinishReasonMalformedFunctionCall
 		out.ErrorMessage = ch.FinishReason
