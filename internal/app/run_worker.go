@@ -141,11 +141,23 @@ func Connect(ctx context.Context, cfg config.Worker, log zerolog.Logger) (*Infra
 	ectx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if cfg.Redis.URL != "" {
-		if err := adoptEarlierStoresRecord(ectx, js, inf.Streams, StoresIdentity(cfg), log); err != nil {
+		if _, err := adoptEarlierStoresRecord(ectx, js, inf.Streams, StoresIdentity(cfg), log); err != nil {
 			return nil, err
 		}
 	}
 	applied, err := streams.Ensure(ectx, js, inf.Streams)
+	if errors.Is(err, streams.ErrStoresDiffer) && cfg.Redis.URL != "" {
+		// An earlier-version worker may have rewritten the record, without
+		// the id, between the adoption and Ensure (a mixed fleet
+		// restarting): adopt it again, once.
+		adopted, aerr := adoptEarlierStoresRecord(ectx, js, inf.Streams, StoresIdentity(cfg), log)
+		if aerr != nil {
+			return nil, aerr
+		}
+		if adopted {
+			applied, err = streams.Ensure(ectx, js, inf.Streams)
+		}
+	}
 	if errors.Is(err, streams.ErrInvalidConfig) {
 		// The live streams refuse this configuration (another subject
 		// prefix): restarting cannot help.
@@ -410,29 +422,44 @@ func checkLiveDLQ(ctx context.Context, js jetstream.JetStream, sc streams.Config
 // Any other record, and a missing consumer or stream, is left to
 // streams.Ensure.
 //
+// The record is written as streams.WorkerConsumerDescription writes it:
+// the id before the "; stores: " mark, legacy after it, so that an
+// earlier-version worker that restarts later (a crash mid-rollout, a
+// rollback) still reads its own stores there and joins. It rewrites the
+// description without the id, and the next worker of this version adopts
+// the record again. The consequence: while earlier-version workers run, the
+// record often carries no id, so a worker of this version on another Redis
+// server with the same db and prefix may adopt it with that server's id;
+// it is caught only when another worker of this version starts (the one
+// whose id differs from the record is refused, ErrStoresDiffer, both ids
+// named), not at its own start; an earlier-version worker on another
+// Redis server is never caught (it knows of no id, as before the upgrade).
+//
 // Like Ensure it reads and then writes: two workers of this version on two
 // Redis servers that start at the same moment against an earlier record
 // can both adopt it (the last write wins, and the other's next start is
-// refused), as two first workers can both create the consumer.
-func adoptEarlierStoresRecord(ctx context.Context, js jetstream.JetStream, sc streams.Config, legacy string, log zerolog.Logger) error {
+// refused), as two first workers can both create the consumer. An
+// earlier-version worker can also rewrite the record between this adoption
+// and Ensure: Connect then adopts once more (adopted reports a rewrite).
+func adoptEarlierStoresRecord(ctx context.Context, js jetstream.JetStream, sc streams.Config, legacy string, log zerolog.Logger) (adopted bool, err error) {
 	sc = sc.WithDefaults()
 	cur, err := js.Consumer(ctx, sc.RequestsStream, sc.WorkerConsumer)
 	if err != nil {
 		// No consumer (or no stream) yet, or the server does not answer:
 		// Ensure creates it, or reports the error.
-		return nil
+		return false, nil
 	}
 	cc := cur.CachedInfo().Config
 	if legacy == "" || sc.WorkerStores == "" || streams.WorkerStoresOf(cc.Description) != legacy {
-		return nil
+		return false, nil
 	}
-	cc.Description = strings.TrimSuffix(cc.Description, legacy) + sc.WorkerStores
+	cc.Description = streams.WorkerConsumerDescription(sc.WorkerConsumerConfig().Description, sc.WorkerStores)
 	if _, err := js.UpdateConsumer(ctx, sc.RequestsStream, cc); err != nil {
-		return fmt.Errorf("streams: consumer %s on %s: record stores %q in place of %q: %w", sc.WorkerConsumer, sc.RequestsStream, sc.WorkerStores, legacy, err)
+		return false, fmt.Errorf("streams: consumer %s on %s: record stores %q in place of %q: %w", sc.WorkerConsumer, sc.RequestsStream, sc.WorkerStores, legacy, err)
 	}
 	log.Info().Str("consumer", sc.WorkerConsumer).Str("was", legacy).Str("stores", sc.WorkerStores).
-		Msg("the worker consumer recorded the stores without their id (an earlier version); recorded this Redis's id")
-	return nil
+		Msg("the worker consumer recorded the stores without their id (an earlier version, or an earlier-version worker restarted); recorded this Redis's id")
+	return true, nil
 }
 
 // workerCooldown is the fleet cooldown the worker checks before it starts a

@@ -189,7 +189,11 @@ func StoresIdentity(cfg config.Worker) string {
 
 // RedisStoresIdentity is StoresIdentity of a worker on Redis with the id
 // its Redis keeps under the prefix (RedisStoresID): "redis db=<n>
-// prefix=<p> id=<id>", what the worker consumer records.
+// prefix=<p> id=<id>", what the worker consumer records. The description
+// carries the id before the stores ("; stores id: <id>; stores: redis
+// db=<n> prefix=<p>", streams.WorkerConsumerDescription), so that workers
+// of earlier versions, which compare the text after "; stores: " with
+// StoresIdentity, still join the consumer of their own stores.
 func RedisStoresIdentity(cfg config.Worker, id string) string {
 	return StoresIdentity(cfg) + " id=" + id
 }

@@ -95,13 +95,15 @@ type Config struct {
 	// past its own limit, so the server never drops a request.
 	WorkerConsumer string
 	// WorkerStores names the stores the workers keep their idempotency
-	// records, sessions and invocation records in (app.StoresIdentity:
-	// "redis db=0 prefix=af:", "nats-kv"). EnsureWorkerConsumer records it
-	// in the worker consumer's description and refuses a worker whose
-	// stores differ from the recorded ones (ErrStoresDiffer): a request
-	// redelivered from one to the other would run its effects again,
-	// because the second store knows nothing of the first's keys. Empty
-	// (tests, tools): nothing is checked or recorded.
+	// records, sessions and invocation records in ("redis db=0 prefix=af:
+	// id=<id>", app.RedisStoresIdentity, the id the stores keep in Redis;
+	// "nats-kv"). EnsureWorkerConsumer records it in the worker consumer's
+	// description (WorkerConsumerDescription: the id before the rest,
+	// which earlier versions read as "redis db=0 prefix=af:") and refuses
+	// a worker whose stores differ from the recorded ones
+	// (ErrStoresDiffer): a request redelivered from one to the other would
+	// run its effects again, because the second store knows nothing of the
+	// first's keys. Empty (tests, tools): nothing is checked or recorded.
 	WorkerStores string
 	// WorkerAckWait is the worker consumer's AckWait (default 60s).
 	WorkerAckWait time.Duration

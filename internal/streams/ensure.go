@@ -60,9 +60,10 @@ func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) ([]Applied,
 // configuration. The requests stream must exist.
 //
 // With cfg.WorkerStores set, the consumer's description records the
-// stores (see WorkerStoresOf), and a consumer that records other stores is
-// not touched: the error wraps ErrStoresDiffer. Without it, the recorded
-// stores are kept.
+// stores (WorkerConsumerDescription, read back by WorkerStoresOf), and a
+// consumer that records other stores is not touched: the error wraps
+// ErrStoresDiffer. Without it, the recorded stores are kept (rewritten in
+// the current layout).
 func EnsureWorkerConsumer(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Consumer, error) {
 	cfg = cfg.WithDefaults()
 	cc := cfg.WorkerConsumerConfig()
@@ -81,9 +82,7 @@ func EnsureWorkerConsumer(ctx context.Context, js jetstream.JetStream, cfg Confi
 	case stores == "":
 		stores = recorded
 	}
-	if stores != "" {
-		cc.Description += workerStoresMark + stores
-	}
+	cc.Description = WorkerConsumerDescription(cc.Description, stores)
 	c, err := js.CreateOrUpdateConsumer(ctx, cfg.RequestsStream, cc)
 	if err != nil {
 		return nil, fmt.Errorf("streams: ensure consumer %s on %s: %w", cc.Durable, cfg.RequestsStream, err)
@@ -98,17 +97,81 @@ func EnsureWorkerConsumer(ctx context.Context, js jetstream.JetStream, cfg Confi
 var ErrStoresDiffer = errors.New("streams: the worker consumer is used by workers with other stores")
 
 // workerStoresMark separates the worker consumer's description from the
-// stores it records.
+// stores it records, without their id: the text after it is what workers
+// of earlier versions compare with their own stores, by equality.
 const workerStoresMark = "; stores: "
 
-// WorkerStoresOf returns the stores a worker consumer's description
-// records ("" when it records none: a consumer made before the check
-// existed, or by a tool).
-func WorkerStoresOf(description string) string {
-	if _, after, ok := strings.Cut(description, workerStoresMark); ok {
-		return after
+// workerStoresIDMark records the stores' id, before workerStoresMark (see
+// WorkerConsumerDescription).
+const workerStoresIDMark = "; stores id: "
+
+// storesIDSuffix ends a stores identity that carries an id
+// ("redis db=0 prefix=af: id=<id>", app.RedisStoresIdentity).
+const storesIDSuffix = " id="
+
+// WorkerConsumerDescription returns the worker consumer's description:
+// base (WorkerConsumerConfig's) followed by the stores identity stores (base
+// alone when stores is ""). An identity that ends with an id (" id=<id>",
+// the id without spaces or semicolons: app.RedisStoresIdentity) is written
+// with the id first, under its own mark, and the rest last:
+//
+//	agent workers; stores id: <id>; stores: redis db=0 prefix=af:
+//
+// so that the text after "; stores: " is what workers of earlier versions
+// recorded and compare by equality ("redis db=0 prefix=af:"): one of them
+// that restarts during or after an upgrade (a crash mid-rollout, a
+// rollback) still joins the consumer of its own stores, where the layout
+// "; stores: redis db=0 prefix=af: id=<id>" refused it (found in review,
+// nineteenth session). Such a worker rewrites the description as it knows
+// it, without the id; the next worker of this version adopts the record
+// again (app's adoptEarlierStoresRecord). So while earlier-version workers
+// run, a worker on another Redis server with the same db and prefix is
+// only caught once a worker of this version starts after it (and an
+// earlier-version one never is: it knows of no id). Other identities
+// ("nats-kv") follow the mark as they are. WorkerStoresOf reads either
+// layout back.
+func WorkerConsumerDescription(base, stores string) string {
+	if stores == "" {
+		return base
 	}
-	return ""
+	if rest, id, ok := splitStoresID(stores); ok {
+		return base + workerStoresIDMark + id + workerStoresMark + rest
+	}
+	return base + workerStoresMark + stores
+}
+
+// splitStoresID splits a stores identity into what precedes its trailing
+// id and the id; ok is false when it has none (or an id that
+// WorkerConsumerDescription could not put before the stores mark).
+func splitStoresID(stores string) (rest, id string, ok bool) {
+	i := strings.LastIndex(stores, storesIDSuffix)
+	if i <= 0 {
+		return stores, "", false
+	}
+	rest, id = stores[:i], stores[i+len(storesIDSuffix):]
+	if id == "" || strings.ContainsAny(id, " ;") {
+		return stores, "", false
+	}
+	return rest, id, true
+}
+
+// WorkerStoresOf returns the stores identity a worker consumer's
+// description records, the id included ("redis db=0 prefix=af: id=<id>"
+// from "agent workers; stores id: <id>; stores: redis db=0 prefix=af:",
+// WorkerConsumerDescription's layout, and from the first layout that
+// recorded an id, "agent workers; stores: redis db=0 prefix=af: id=<id>"),
+// or "" when it records none: a consumer made before the check existed, or
+// by a tool. A record of an earlier version, or rewritten by an
+// earlier-version worker, carries no id ("redis db=0 prefix=af:").
+func WorkerStoresOf(description string) string {
+	before, stores, ok := strings.Cut(description, workerStoresMark)
+	if !ok {
+		return ""
+	}
+	if _, id, ok := strings.Cut(before, workerStoresIDMark); ok && id != "" && stores != "" {
+		return stores + storesIDSuffix + id
+	}
+	return stores
 }
 
 // DLQMaxAge returns the DLQ stream's max age as the server has it (0: it
