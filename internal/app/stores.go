@@ -212,14 +212,21 @@ const StoresIDKey = "stores:id"
 // idempotency records are gone too.
 func RedisStoresID(ctx context.Context, rdb redis.Cmdable, prefix string) (string, error) {
 	key := prefix + StoresIDKey
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("redis: stores id: %w", err)
-	}
-	if err := rdb.SetNX(ctx, key, hex.EncodeToString(b[:]), 0).Err(); err != nil {
-		return "", fmt.Errorf("redis: set stores id %s: %w", key, err)
-	}
+	// Read first, write only when there is none: a worker restarting while
+	// Redis refuses writes (full under noeviction, a replica) must still
+	// start (found in review, nineteenth session: SET NX on every start
+	// failed with OOM on a full Redis).
 	id, err := rdb.Get(ctx, key).Result()
+	if errors.Is(err, redis.Nil) {
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", fmt.Errorf("redis: stores id: %w", err)
+		}
+		if err := rdb.SetNX(ctx, key, hex.EncodeToString(b[:]), 0).Err(); err != nil {
+			return "", fmt.Errorf("redis: set stores id %s: %w", key, err)
+		}
+		id, err = rdb.Get(ctx, key).Result()
+	}
 	if err != nil {
 		return "", fmt.Errorf("redis: read stores id %s: %w", key, err)
 	}

@@ -50,7 +50,7 @@ func runDrain(ctx context.Context, c *cmdCtx, pos []string) error {
 	if c.flagSet("metrics-addr") {
 		addr = o.metricsAddr
 	}
-	if conc < 1 || rateV < 0 {
+	if conc < 1 || !(rateV >= 0) { // NaN too: it meant unthrottled
 		return usagef("--concurrency must be at least 1 and --rate not negative")
 	}
 	f, err := OpenFleet(ctx, c.cfg, true, c.log)

@@ -37,7 +37,7 @@ func runReplay(ctx context.Context, c *cmdCtx, pos []string) error {
 	if len(pos) != 0 {
 		return usagef("replay takes no arguments (filters are flags: --class, --agent, --invocation ...)")
 	}
-	if o.max < 0 || o.rate < 0 || o.concurrency < 0 || o.canary < 0 {
+	if o.max < 0 || !(o.rate >= 0) || o.concurrency < 0 || o.canary < 0 { // NaN rate too: it meant unthrottled
 		return usagef("--max, --rate, --concurrency and --canary must not be negative")
 	}
 	filter, err := o.filter(c.env.Now())
