@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/pkg/dlq"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
+	"github.com/agentfleet/agentfleet/pkg/taxonomy"
 )
 
 // optString is a string flag that remembers whether it was given.
@@ -43,7 +44,7 @@ type filterFlags struct {
 }
 
 func (f *filterFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.class, "class", "", "only entries of this failure class (e.g. SERVER)")
+	fs.StringVar(&f.class, "class", "", "only entries of this failure class (e.g. SERVER; an unknown class is a usage error)")
 	fs.StringVar(&f.agent, "agent", "", "only entries of this agent")
 	fs.StringVar(&f.since, "since", "", "only entries stored at or after: RFC 3339 time or a duration ago (2h)")
 	fs.StringVar(&f.until, "until", "", "only entries stored before: RFC 3339 time or a duration ago")
@@ -58,6 +59,14 @@ func (f *filterFlags) filter(now time.Time) (dlq.Filter, error) {
 			return out, usagef("filter %q is not a single name ([A-Za-z0-9_-])", tok)
 		}
 	}
+	if out.Class != "" {
+		// A mistyped class (QUOTA for QUOTA_EXHAUSTED) selects nothing, and
+		// replay refused it as a class that needs a person, recommending
+		// --force (found in review, nineteenth session).
+		if _, err := taxonomy.ParseClass(out.Class); err != nil {
+			return out, usagef("--class %q: unknown failure class; the classes are %s", f.class, classNames())
+		}
+	}
 	if out.InvocationID != "" && !envelope.ValidID(out.InvocationID) {
 		return out, usagef("--invocation %q is not a valid invocation id", out.InvocationID)
 	}
@@ -69,6 +78,15 @@ func (f *filterFlags) filter(now time.Time) (dlq.Filter, error) {
 		return out, usagef("--until: %v", err)
 	}
 	return out, nil
+}
+
+// classNames lists the taxonomy's failure classes, for a usage error.
+func classNames() string {
+	var names []string
+	for _, c := range taxonomy.Classes() {
+		names = append(names, string(c))
+	}
+	return strings.Join(names, ", ")
 }
 
 // parseWhen reads an RFC 3339 time or a duration before now ("" is zero).

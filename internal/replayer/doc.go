@@ -58,6 +58,23 @@
 // pauses while the fleet-wide cooldown of the entry's model is open. An
 // entry already replayed replay.max_replays times is parked, not replayed.
 //
+// Stores check: show, replay (its dry run too) and drain read the fleet's
+// stores (sessions, invocation records, tool effects, cooldowns). At start
+// they compare the stores they are configured with (NATS KV, or Redis: db,
+// redis.prefix and the id the stores keep at <prefix>stores:id, read and
+// never set) with the ones the fleet's workers record in the worker
+// consumer, and refuse others (ErrOtherStores, exit 3), naming both: on
+// another prefix show would report no tool effect done. A worker consumer
+// that records none (an earlier version) or is missing cannot be checked:
+// a warning on stderr, and the command runs.
+//
+// "Replayable" in stats, list and show is what a replay or drain handles by
+// itself (replays, or parks once replayed too often), by the dry run's rule:
+// an entry of an auto-replayable class first failed before the idempotency
+// records' retention needs a person, as drain's entries gauge counts it.
+//
 // Exit codes (the Exit constants): 0 done, 1 error, 2 halted or refused by a
-// safety rule, 3 usage (bad flags or arguments), 130 interrupted.
+// safety rule, 3 usage or configuration (bad flags or arguments, an unknown
+// --class, a bad configuration file, stores that are not the fleet's), 130
+// interrupted.
 package replayer

@@ -53,7 +53,7 @@ func runDrain(ctx context.Context, c *cmdCtx, pos []string) error {
 	if conc < 1 || !(rateV >= 0) { // NaN too: it meant unthrottled
 		return usagef("--concurrency must be at least 1 and --rate not negative")
 	}
-	f, err := OpenFleet(ctx, c.cfg, true, c.log)
+	f, err := c.openFleet(ctx, true)
 	if err != nil {
 		return err
 	}
@@ -123,11 +123,10 @@ func runDrain(ctx context.Context, c *cmdCtx, pos []string) error {
 
 // drainPass plans and executes one pass and returns its counts.
 func drainPass(ctx context.Context, c *cmdCtx, f *Fleet, sel Selection, m *Metrics, rateV float64, conc int) (Counts, error) {
-	retention, _, err := f.recordRetention(ctx)
-	if err != nil {
+	var err error
+	if sel.RecordsSince, err = f.recordsCutoff(ctx, c.env.Now()); err != nil {
 		return Counts{}, err
 	}
-	sel.RecordsSince = recordsSince(c.env.Now(), retention)
 	m.Passes.Inc()
 	plan, err := Plan(ctx, f, sel)
 	if err != nil {
@@ -142,14 +141,13 @@ func drainPass(ctx context.Context, c *cmdCtx, f *Fleet, sel Selection, m *Metri
 		// idempotency records, a cut request, no agent) waits for a
 		// person, and the waiting-for-a-person alert must count it (found
 		// in review, seventeenth session).
+		// stats, list and show count by the same rule (entryReplayable).
 		rep := "false"
-		if p.Action == ActionReplay || p.Action == ActionPark {
+		if p.handledByItself() {
 			rep = "true"
-		}
-		m.Entries.WithLabelValues(p.Class(), rep).Inc()
-		if p.Action == ActionReplay || p.Action == ActionPark {
 			act = append(act, p)
 		}
+		m.Entries.WithLabelValues(p.Class(), rep).Inc()
 	}
 	// A model with no entry left to replay has none held back: clear its
 	// paused gauge, which no entry of this pass would (found in review,

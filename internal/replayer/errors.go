@@ -51,7 +51,7 @@ func exitCode(interrupted bool, err error) int {
 		return ExitOK
 	case errors.As(err, &he):
 		return ExitHalted
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.Is(err, ErrOtherStores):
 		return ExitUsage
 	case interrupted:
 		return ExitInterrupted

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -67,8 +68,18 @@ func StreamsConfig(c config.Replayer) streams.Config {
 // the fleet's stores (sessions, idempotency records, cooldown) as they are
 // (app.OpenExistingStores: on NATS KV the workers' buckets, whose max ages
 // the replayer's own configuration must not change). CheckRetention is
-// the commands' to call.
-func OpenFleet(ctx context.Context, cfg config.Replayer, withStores bool, log zerolog.Logger) (_ *Fleet, err error) {
+// the commands' to call. OpenFleet does not compare the stores with the
+// ones the fleet's workers record: show, replay and drain open the fleet
+// through cmdCtx.openFleet, which does (checkFleetStores).
+func OpenFleet(ctx context.Context, cfg config.Replayer, withStores bool, log zerolog.Logger) (*Fleet, error) {
+	return openFleet(ctx, cfg, withStores, nil, log)
+}
+
+// openFleet is OpenFleet; with checkStores set it also compares, before
+// opening any store, the stores of cfg with those the fleet's workers record
+// (checkFleetStores, its warnings written to checkStores), also without
+// withStores (replay --dry-run: the real run would open them).
+func openFleet(ctx context.Context, cfg config.Replayer, withStores bool, checkStores io.Writer, log zerolog.Logger) (_ *Fleet, err error) {
 	f := &Fleet{Cfg: cfg, Streams: StreamsConfig(cfg)}
 	defer func() {
 		if err != nil {
@@ -106,17 +117,27 @@ func OpenFleet(ctx context.Context, cfg config.Replayer, withStores bool, log ze
 	}); err != nil {
 		return nil, err
 	}
+	if !withStores && checkStores == nil {
+		return f, nil
+	}
+	var raw *redis.Client
+	if cfg.Redis.URL != "" {
+		if raw, err = app.ConnectRedis(ctx, cfg.Redis); err != nil {
+			return nil, err
+		}
+		f.close = append(f.close, func() { _ = raw.Close() })
+	}
+	if checkStores != nil {
+		if err := checkFleetStores(ctx, f, raw, checkStores); err != nil {
+			return nil, err
+		}
+	}
 	if !withStores {
 		return f, nil
 	}
 	var rdb redis.UniversalClient
-	if cfg.Redis.URL != "" {
-		c, err := app.ConnectRedis(ctx, cfg.Redis)
-		if err != nil {
-			return nil, err
-		}
-		f.close = append(f.close, func() { _ = c.Close() })
-		if rdb, err = app.StoreClient(c, cfg.Redis); err != nil {
+	if raw != nil {
+		if rdb, err = app.StoreClient(raw, cfg.Redis); err != nil {
 			return nil, err
 		}
 	}

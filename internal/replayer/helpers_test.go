@@ -52,17 +52,30 @@ func newFx(t testing.TB, withRedis bool) *fx {
 	js, nc, srv := natstest.JetStream(t)
 	cfg := config.DefaultReplayer()
 	cfg.NATS.URL = srv.ClientURL()
-	sc := StreamsConfig(cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := streams.Ensure(ctx, js, sc); err != nil {
-		t.Fatal(err)
-	}
-	x := &fx{t: t, nc: nc, js: js, sc: sc, url: srv.ClientURL(), cfg: cfg,
-		pub: dlq.NewPublisher(js, dlq.Config{Stream: sc.DLQStream, Prefix: sc.DLQPrefix})}
+	x := &fx{t: t, nc: nc, js: js, url: srv.ClientURL(), cfg: cfg}
 	if withRedis {
 		x.rdb, x.prefix = redistest.Client(t)
 		x.cfg.Redis.URL, x.cfg.Redis.Prefix = redistest.URL(), x.prefix
+	}
+	// The worker consumer records the fleet's stores, as app.Connect makes
+	// it (on Redis with the id the stores keep there), so that the
+	// replayer's check of its stores (checkFleetStores) passes.
+	x.sc = StreamsConfig(x.cfg)
+	if withRedis {
+		id, err := app.RedisStoresID(ctx, x.rdb, x.prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x.sc.WorkerStores = app.RedisStoresIdentity(x.cfg.Worker(), id)
+	}
+	sc := x.sc
+	if _, err := streams.Ensure(ctx, js, sc); err != nil {
+		t.Fatal(err)
+	}
+	x.pub = dlq.NewPublisher(js, dlq.Config{Stream: sc.DLQStream, Prefix: sc.DLQPrefix})
+	if withRedis {
 		st, err := app.OpenStores(ctx, x.cfg.Worker(), js, x.rdb)
 		if err != nil {
 			t.Fatal(err)

@@ -20,10 +20,46 @@ type ListedEntry struct {
 	Subject string     `json:"subject"`         // Subject is the entry's stream subject.
 	Stored  time.Time  `json:"stored"`          // Stored is when the server stored the entry.
 	Entry   *dlq.Entry `json:"entry,omitempty"` // Entry is the decoded entry, nil for a bad one.
+	// InvocationID is the entry's invocation id; for an entry that cannot
+	// be decoded, its Agent-Invocation-Id header's (the id show, purge
+	// --invocation and park --invocation take), absent if it has none.
+	InvocationID string `json:"invocation_id,omitempty"`
 	// Error is set for an entry that cannot be decoded.
 	Error string `json:"error,omitempty"`
-	// Replayable says whether the class is auto-replayable.
+	// Replayable says whether a replay or drain handles the entry by
+	// itself (replays it, or parks it once replayed replay.max_replays
+	// times): the rule of replay --dry-run and of drain's entries gauge. It
+	// is false for a class that needs a person, an entry first failed
+	// before the idempotency records' retention, a request that cannot be
+	// replayed, and a bad entry.
 	Replayable bool `json:"replayable"`
+	// Why says why a decoded entry is not Replayable: what a replay's dry
+	// run says of it.
+	Why string `json:"why,omitempty"`
+}
+
+// listedEntry is it as list and show print it; sel (Fleet.autoSelection)
+// says whether it is replayable.
+func listedEntry(it *dlq.Item, sel Selection) ListedEntry {
+	le := ListedEntry{Seq: it.Seq, Subject: it.Subject, Stored: it.Time, Entry: it.Entry, InvocationID: itemInvocationID(it)}
+	if it.Err != nil {
+		le.Error = it.Err.Error()
+		return le
+	}
+	le.Replayable, le.Why = entryReplayable(it, sel)
+	return le
+}
+
+// replayableBy returns the selection by which stats and list call an entry
+// replayable (Fleet.autoSelection). When the idempotency records' retention
+// cannot be read (the replay would fail too), it says so on stderr and the
+// entries are judged without it.
+func (c *cmdCtx) replayableBy(ctx context.Context, f *Fleet, parked bool) Selection {
+	sel, err := f.autoSelection(ctx, c.env.Now(), parked)
+	if err != nil {
+		fmt.Fprintf(c.env.Stderr, "dlq-replayer: warning: %v; \"replayable\" leaves out the records' retention\n", err)
+	}
+	return sel
 }
 
 func listFlags(fs *flag.FlagSet, o *cmdOpts) {
@@ -59,6 +95,7 @@ func runList(ctx context.Context, c *cmdCtx, pos []string) error {
 		}
 		r = f.Parked.Reader()
 	}
+	sel := c.replayableBy(ctx, f, c.opts.parked)
 	var out []ListedEntry
 	id := filter.InvocationID
 	filter.InvocationID = "" // matched on the entry itself (ofInvocation)
@@ -69,13 +106,7 @@ func runList(ctx context.Context, c *cmdCtx, pos []string) error {
 		if id != "" && !ofInvocation(it, id) {
 			continue
 		}
-		le := ListedEntry{Seq: it.Seq, Subject: it.Subject, Stored: it.Time, Entry: it.Entry}
-		if it.Err != nil {
-			le.Error = it.Err.Error()
-		} else {
-			le.Replayable = AutoReplayable(it.Entry.Class)
-		}
-		out = append(out, le)
+		out = append(out, listedEntry(it, sel))
 		if c.opts.max > 0 && len(out) >= c.opts.max {
 			break
 		}
@@ -102,7 +133,7 @@ func writeListTable(w io.Writer, entries []ListedEntry, now time.Time) {
 		if le.Entry == nil {
 			bad++
 			class, agent := subjectTokens(le.Subject)
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t-\t-\t-\t-\tBAD ENTRY: %s\n", le.Seq, age(now, le.Stored), class, agent, le.Error)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t-\t-\t-\tBAD ENTRY: %s\n", le.Seq, age(now, le.Stored), class, agent, dash(le.InvocationID), le.Error)
 			continue
 		}
 		e := le.Entry

@@ -3,6 +3,7 @@ package replayer
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/agentfleet/agentfleet/pkg/dlq"
@@ -60,15 +61,37 @@ func (p Planned) Class() string {
 	return c
 }
 
-// InvocationID returns the entry's invocation id ("-" for a bad entry).
-func (p Planned) InvocationID() string {
-	if p.Item.Entry != nil {
-		return p.Item.Entry.InvocationID
+// InvocationID returns the entry's invocation id (itemInvocationID; "-"
+// when a bad entry has none).
+func (p Planned) InvocationID() string { return dash(itemInvocationID(p.Item)) }
+
+// itemInvocationID returns the invocation id of it: the entry's own, or,
+// for an entry that cannot be decoded, its Agent-Invocation-Id header ("" if
+// it has none). list, show, purge and the dry run's table print the same.
+func itemInvocationID(it *dlq.Item) string {
+	if it.Entry != nil {
+		return it.Entry.InvocationID
 	}
-	if id := p.Item.Header.Get(dlq.HeaderInvocationID); id != "" {
-		return id
+	return it.Header.Get(dlq.HeaderInvocationID)
+}
+
+// handledByItself reports whether a replay or a drain pass handles the
+// planned entry by itself: replays it, or parks it once replayed
+// replay.max_replays times. Whatever else it plans (a class that needs a
+// person, a first failure before the idempotency records' retention, a
+// request that cannot be replayed, a bad entry) waits for a person. drain's
+// entries gauge (replayable="true") and the "replayable" of stats, list and
+// show (entryReplayable) are this.
+func (p Planned) handledByItself() bool { return p.Action == ActionReplay || p.Action == ActionPark }
+
+// entryReplayable reports whether a replay or drain of sel handles it by
+// itself (decide, then handledByItself) and, when not, why.
+func entryReplayable(it *dlq.Item, sel Selection) (ok bool, why string) {
+	p := decide(it, sel)
+	if p.handledByItself() {
+		return true, ""
 	}
-	return "-"
+	return false, p.Why
 }
 
 // ofInvocation reports whether it is an entry of invocation id: by the
@@ -116,6 +139,33 @@ func recordsSince(now time.Time, retention time.Duration) time.Time {
 		return time.Time{}
 	}
 	return now.Add(-(retention - idempotency.RetentionSlack))
+}
+
+// recordsCutoff is the RecordsSince of a plan made at now on f: from the
+// idempotency records' retention (Fleet.recordRetention).
+func (f *Fleet) recordsCutoff(ctx context.Context, now time.Time) (time.Time, error) {
+	retention, _, err := f.recordRetention(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return recordsSince(now, retention), nil
+}
+
+// autoSelection is the Selection of a replay without --class --force (or a
+// drain pass) made at now: replay.max_replays, or none for the parked
+// stream (replay --parked does not park again), and the idempotency
+// records' retention (recordsCutoff). stats, list and show call an entry
+// replayable by it (entryReplayable), so they agree with replay --dry-run
+// and drain's entries gauge. The error is recordsCutoff's; the Selection
+// is usable without the cutoff then.
+func (f *Fleet) autoSelection(ctx context.Context, now time.Time, parked bool) (Selection, error) {
+	sel := Selection{MaxReplays: f.Cfg.Replay.MaxReplays}
+	if parked {
+		sel.MaxReplays = math.MaxInt
+	}
+	var err error
+	sel.RecordsSince, err = f.recordsCutoff(ctx, now)
+	return sel, err
 }
 
 // RefusalReason says why a class needs a person, for the refusal message.

@@ -64,7 +64,7 @@ func runReplay(ctx context.Context, c *cmdCtx, pos []string) error {
 	if conc < 1 {
 		return usagef("--concurrency must be at least 1")
 	}
-	f, err := OpenFleet(ctx, c.cfg, !o.dryRun, c.log)
+	f, err := c.openFleet(ctx, !o.dryRun) // a dry run checks the stores too: the real run would refuse them
 	if err != nil {
 		return err
 	}
@@ -74,11 +74,9 @@ func runReplay(ctx context.Context, c *cmdCtx, pos []string) error {
 	if retErr != nil && !errors.As(retErr, &refused) {
 		return retErr
 	}
-	retention, _, err := f.recordRetention(ctx)
-	if err != nil {
+	if sel.RecordsSince, err = f.recordsCutoff(ctx, c.env.Now()); err != nil {
 		return err
 	}
-	sel.RecordsSince = recordsSince(c.env.Now(), retention)
 	src := f // where the entries come from, and are removed from once replayed
 	if o.parked {
 		ok, err := f.Parked.Exists(ctx)

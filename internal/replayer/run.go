@@ -117,6 +117,14 @@ func Run(ctx context.Context, args []string, env Env) int {
 	return exitCode(ctx.Err() != nil, err)
 }
 
+// openFleet opens the fleet for a command that reads the fleet's stores
+// (show, replay, drain): OpenFleet, after checking that the configured
+// stores are the ones the fleet's workers record (ErrOtherStores, exit 3;
+// a warning on stderr when the workers record none).
+func (c *cmdCtx) openFleet(ctx context.Context, withStores bool) (*Fleet, error) {
+	return openFleet(ctx, c.cfg, withStores, c.env.Stderr, c.log)
+}
+
 // errQuiet is returned by a command that already printed why it failed.
 var errQuiet = errors.New("failed")
 
@@ -163,7 +171,8 @@ commands:
 common flags: --config FILE, --nats-url URL (env AGENTFLEET_NATS_URL), --redis-url URL (env AGENTFLEET_REDIS_URL), --json
 filters:      --class C, --agent A, --since T, --until T (RFC 3339 or a duration ago, e.g. 2h), --invocation ID
 replay:       --dry-run, --yes, --max N, --rate N/s (0 = unthrottled), --concurrency N, --canary N, --wait, --force (with --class)
-exit codes:   0 done, 1 error, 2 halted or refused by a safety rule, 3 usage, 130 interrupted
+exit codes:   0 done, 1 error, 2 halted or refused by a safety rule, 3 usage or configuration (bad flags, a bad
+              config file; show, replay and drain refuse stores that are not the ones the workers record), 130 interrupted
 "dlq-replayer <command> -h" lists a command's flags. The runbook is docs/runbook.md.
 `)
 }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
@@ -66,12 +67,12 @@ func runShow(ctx context.Context, c *cmdCtx, pos []string) error {
 	if len(pos) != 1 || !envelope.ValidID(pos[0]) {
 		return usagef("show wants one invocation id ([A-Za-z0-9_-]{1,128})")
 	}
-	f, err := OpenFleet(ctx, c.cfg, true, c.log)
+	f, err := c.openFleet(ctx, true)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	sh, err := Show(ctx, f, pos[0])
+	sh, err := Show(ctx, f, pos[0], c.env.Now())
 	if err != nil {
 		return err
 	}
@@ -83,11 +84,18 @@ func runShow(ctx context.Context, c *cmdCtx, pos []string) error {
 }
 
 // Show gathers an invocation's DLQ and parked entries, its invocation
-// record, its session events and its completed tool effects. It returns
-// ErrNotFound when none of them exists.
-func Show(ctx context.Context, f *Fleet, id string) (*Shown, error) {
+// record, its session events and its completed tool effects, at now (an
+// entry is replayable as a replay made then would take it: ListedEntry). It
+// returns ErrNotFound when none of them exists.
+func Show(ctx context.Context, f *Fleet, id string, now time.Time) (*Shown, error) {
 	sh := &Shown{InvocationID: id, Events: []ShownEvent{}, Effects: []ShownEffect{}}
-	collect := func(r *dlq.Reader) ([]ListedEntry, error) {
+	sel, err := f.autoSelection(ctx, now, false)
+	if err != nil {
+		sh.Problems = append(sh.Problems, "replayable: "+err.Error())
+	}
+	parkedSel := sel
+	parkedSel.MaxReplays = math.MaxInt // replay --parked does not park again
+	collect := func(r *dlq.Reader, sel Selection) ([]ListedEntry, error) {
 		// [] rather than null in --json when there is none, as list --json
 		// and show's events and effects (found in review, eighteenth
 		// session: jq '.entries[]' failed for a completed invocation).
@@ -99,22 +107,15 @@ func Show(ctx context.Context, f *Fleet, id string) (*Shown, error) {
 			if !ofInvocation(it, id) {
 				continue
 			}
-			le := ListedEntry{Seq: it.Seq, Subject: it.Subject, Stored: it.Time, Entry: it.Entry}
-			if it.Err != nil {
-				le.Error = it.Err.Error()
-			} else {
-				le.Replayable = AutoReplayable(it.Entry.Class)
-			}
-			out = append(out, le)
+			out = append(out, listedEntry(it, sel))
 		}
 		return out, nil
 	}
-	var err error
-	if sh.Entries, err = collect(f.Reader); err != nil {
+	if sh.Entries, err = collect(f.Reader, sel); err != nil {
 		return nil, err
 	}
 	if ok, _ := f.Parked.Exists(ctx); ok {
-		if sh.Parked, err = collect(f.Parked.Reader()); err != nil {
+		if sh.Parked, err = collect(f.Parked.Reader(), parkedSel); err != nil {
 			sh.Problems = append(sh.Problems, "parked stream: "+err.Error())
 		}
 	}
@@ -247,6 +248,9 @@ func (sh *Shown) Write(w io.Writer, now time.Time) {
 			}
 			fmt.Fprintf(w, "\n%s seq %d, stored %s ago\n", title, le.Seq, age(now, le.Stored))
 			fmt.Fprintf(w, "  class %s (%s), agent %s, model %s\n", e.Class, rep, e.Agent, dash(e.Model))
+			if !le.Replayable && le.Why != "" {
+				fmt.Fprintf(w, "  not replayed by replay or drain: %s\n", le.Why)
+			}
 			fmt.Fprintf(w, "  reason: %s\n", e.Reason)
 			fmt.Fprintf(w, "  replay count %d, delivery count %d, worker %s\n", e.ReplayCount, e.DeliveryCount, dash(e.Worker))
 			fmt.Fprintf(w, "  first failed %s, failed %s\n", e.FirstFailedAt.UTC().Format(time.RFC3339), e.FailedAt.UTC().Format(time.RFC3339))

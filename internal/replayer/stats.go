@@ -19,8 +19,13 @@ type StatsRow struct {
 	Class string `json:"class"`
 	Agent string `json:"agent"` // Agent is the row's agent.
 	Count int    `json:"count"` // Count is the row's number of entries.
-	// Replayable says whether the class is auto-replayable.
+	// Replayable says whether a replay or drain handles every entry of the
+	// row by itself (ListedEntry.Replayable); NeedPerson counts the entries
+	// it leaves to a person (a class that needs one, a first failure before
+	// the idempotency records' retention, a request that cannot be
+	// replayed).
 	Replayable bool `json:"replayable"`
+	NeedPerson int  `json:"need_person"` // NeedPerson counts the row's entries that need a person.
 	// Oldest and Newest are the earliest and latest failure times.
 	Oldest time.Time `json:"oldest_failed_at"`
 	Newest time.Time `json:"newest_failed_at"` // Newest is the latest failure time.
@@ -30,10 +35,11 @@ type StatsRow struct {
 type Stats struct {
 	// Rows are the class × agent counts, largest first.
 	Rows []StatsRow `json:"rows"`
-	// Total counts decodable entries; Replayable those the taxonomy lets be
-	// replayed automatically; NeedPerson the rest.
+	// Total counts decodable entries; Replayable those a replay or drain
+	// handles by itself (ListedEntry.Replayable: replay --dry-run's rule,
+	// and drain's entries gauge's); NeedPerson the rest.
 	Total      int `json:"total"`
-	Replayable int `json:"replayable"`  // Replayable counts entries that may be replayed automatically.
+	Replayable int `json:"replayable"`  // Replayable counts entries a replay or drain handles by itself.
 	NeedPerson int `json:"need_person"` // NeedPerson counts entries that need a person.
 	// Bad counts entries that cannot be decoded.
 	Bad int `json:"bad"`
@@ -41,8 +47,10 @@ type Stats struct {
 	Parked uint64 `json:"parked"`
 }
 
-// CollectStats walks the DLQ (filtered) without changing it.
-func CollectStats(ctx context.Context, f *Fleet, filter dlq.Filter) (*Stats, error) {
+// CollectStats walks the DLQ (filtered) without changing it. by
+// (Fleet.autoSelection) says which entries a replay or drain handles by
+// itself.
+func CollectStats(ctx context.Context, f *Fleet, filter dlq.Filter, by Selection) (*Stats, error) {
 	type key struct{ class, agent string }
 	rows := map[key]*StatsRow{}
 	// Rows is [] when the DLQ is empty, not null: scripts iterate it (jq
@@ -61,10 +69,11 @@ func CollectStats(ctx context.Context, f *Fleet, filter dlq.Filter) (*Stats, err
 		k := key{e.Class, e.Agent}
 		r, ok := rows[k]
 		if !ok {
-			r = &StatsRow{Class: e.Class, Agent: e.Agent, Replayable: AutoReplayable(e.Class), Oldest: e.FailedAt, Newest: e.FailedAt}
+			r = &StatsRow{Class: e.Class, Agent: e.Agent, Replayable: true, Oldest: e.FailedAt, Newest: e.FailedAt}
 			rows[k] = r
 		}
 		r.Count++
+		replayable, _ := entryReplayable(it, by)
 		if e.FailedAt.Before(r.Oldest) {
 			r.Oldest = e.FailedAt
 		}
@@ -72,10 +81,12 @@ func CollectStats(ctx context.Context, f *Fleet, filter dlq.Filter) (*Stats, err
 			r.Newest = e.FailedAt
 		}
 		st.Total++
-		if r.Replayable {
+		if replayable {
 			st.Replayable++
 		} else {
 			st.NeedPerson++
+			r.NeedPerson++
+			r.Replayable = false
 		}
 	}
 	for _, r := range rows {
@@ -104,8 +115,11 @@ func (st *Stats) Write(w io.Writer, now time.Time) {
 	fmt.Fprintln(tw, "CLASS\tAGENT\tCOUNT\tREPLAYABLE\tOLDEST\tNEWEST")
 	for _, r := range st.Rows {
 		rep := "yes"
-		if !r.Replayable {
+		switch {
+		case r.NeedPerson == r.Count:
 			rep = "no (needs a person)"
+		case r.NeedPerson > 0:
+			rep = fmt.Sprintf("%d (%d need a person)", r.Count-r.NeedPerson, r.NeedPerson)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s ago\t%s ago\n", r.Class, r.Agent, r.Count, rep, age(now, r.Oldest), age(now, r.Newest))
 	}
@@ -146,7 +160,7 @@ func runStats(ctx context.Context, c *cmdCtx, pos []string) error {
 		return err
 	}
 	defer f.Close()
-	st, err := CollectStats(ctx, f, filter)
+	st, err := CollectStats(ctx, f, filter, c.replayableBy(ctx, f, false))
 	if err != nil {
 		return err
 	}
