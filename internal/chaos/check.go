@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -104,6 +106,13 @@ func (h *Harness) check(ctx context.Context, cl *client.Client, t *tracker, rep 
 	if err != nil {
 		return fmt.Errorf("chaos: invocation records: %w", err)
 	}
+	// The classes the run's faults can end an invocation with (the
+	// harness's configuration, the one the workers ran with).
+	allowed, err := failureClasses(h.cfg.ModelFaults)
+	if err != nil {
+		return err
+	}
+	rep.FailureClasses = classNames(allowed)
 
 	for _, id := range t.ids {
 		t.mu.Lock()
@@ -156,12 +165,20 @@ func (h *Harness) check(ctx context.Context, cl *client.Client, t *tracker, rep 
 		// class would otherwise leave it queued for ever with the
 		// invariant holding vacuously.
 		transient := r.Status == envelope.StatusDeadLettered && taxonomy.PolicyFor(taxonomy.Class(r.ErrorClass)).AutoReplay
+		var entries []*dlq.Item      // the invocation's entries, before the replay or at the end
 		seenSeq := map[uint64]bool{} // an entry still there after the replay is in both lists
 		for _, it := range append(append([]*dlq.Item(nil), rep.beforeReplay[id]...), all[id]...) {
-			if seenSeq[it.Seq] {
-				continue
+			if !seenSeq[it.Seq] {
+				seenSeq[it.Seq] = true
+				entries = append(entries, it)
 			}
-			seenSeq[it.Seq] = true
+		}
+		if r.Status != envelope.StatusCompleted {
+			checkClasses(rep, id, r, entries, allowed)
+		} else {
+			checkTwoEndings(rep, id, all[id])
+		}
+		for _, it := range entries {
 			auto := taxonomy.PolicyFor(taxonomy.Class(it.Entry.Class)).AutoReplay
 			transient = transient || auto || it.Entry.Retryable
 			if auto != it.Entry.Retryable {
@@ -224,39 +241,8 @@ func (h *Harness) check(ctx context.Context, cl *client.Client, t *tracker, rep 
 		rep.BadDLQEntries.add(fmt.Sprintf("seq %d: %v", it.Seq, it.Err))
 	}
 
-	raw, err := h.rdb.LRange(ctx, refundsKey, 0, -1).Result()
-	if err != nil {
-		return fmt.Errorf("chaos: read %s: %w", refundsKey, err)
-	}
-	pairs, runPairs := map[string]int{}, map[string]bool{}
-	for _, s := range raw {
-		var rf refundRecord
-		if err := json.Unmarshal([]byte(s), &rf); err != nil {
-			rep.BadRefunds.add(s)
-			continue
-		}
-		// Every record counts for duplicates, whatever its invocation id:
-		// the run's Redis is its own, so a record under an id outside the
-		// run (one the tool lost from its context, "") is itself a defect
-		// (a violation), and two of them must not hide a repeated effect.
-		pairs[rf.InvocationID+" "+rf.OrderID]++
-		if _, ok := inRun[rf.InvocationID]; !ok {
-			rep.ForeignRefunds++
-			continue
-		}
-		rep.Refunds++
-		runPairs[rf.InvocationID+" "+rf.OrderID] = true
-	}
-	rep.RefundPairs = len(runPairs)
-	repeats, err := h.rdb.Get(ctx, support.RepeatsKey).Int()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return fmt.Errorf("chaos: read %s: %w", support.RepeatsKey, err)
-	}
-	rep.RefundRepeats = repeats
-	for k, n := range pairs {
-		if n > 1 {
-			rep.Duplicates.add(fmt.Sprintf("%s ×%d", k, n))
-		}
+	if err := h.checkRefunds(ctx, rep, inRun); err != nil {
+		return err
 	}
 	for _, c := range t.contradictions() {
 		rep.Contradictions.add(c)
@@ -282,4 +268,118 @@ func (h *Harness) check(ctx context.Context, cl *client.Client, t *tracker, rep 
 		}
 	}
 	return nil
+}
+
+// checkClasses records, for an invocation that did not complete, a result
+// or DLQ entry whose failure class the run's faults cannot produce
+// (faultEndings): found in review, nineteenth session, a fleet that
+// classified every simulated 503 as UNKNOWN (dead-lettered for review,
+// never replayed) passed, the invocations' result, entry and record
+// agreeing with each other, and "every transient entry completed after
+// the replay" holding vacuously. It holds with the replay off too: the
+// classes are the faults', not the replay's.
+func checkClasses(rep *Report, id string, r *client.StoredResult, entries []*dlq.Item, allowed map[taxonomy.Class]bool) {
+	var bad []string
+	if !allowed[taxonomy.Class(r.ErrorClass)] {
+		bad = append(bad, fmt.Sprintf("result %s %s", r.Status, orDash(r.ErrorClass)))
+	}
+	for _, it := range entries {
+		if !allowed[taxonomy.Class(it.Entry.Class)] {
+			bad = append(bad, fmt.Sprintf("entry seq %d %s: %s", it.Seq, orDash(it.Entry.Class), clip(it.Entry.Reason, 100)))
+		}
+	}
+	if len(bad) > 0 {
+		rep.Misclassified.add(fmt.Sprintf("%s (%s)", id, strings.Join(bad, "; ")))
+	}
+}
+
+// checkTwoEndings records a completed invocation that still has a DLQ
+// entry at the end (left: the entries read then): it ended twice, the user
+// answered and the on-call handed a failure to review for the same
+// request (found in review, nineteenth session). After a replay no entry
+// of a completed invocation is legitimately left: the replayer takes every
+// auto-replayable entry stored before it started and deletes it after the
+// replay's PubAck (the worker acks a replay of a completed invocation
+// without running it), and it exits only once its deletes are done (a
+// failed one is its exit code, a violation of its own); the faults are off
+// while it runs, so no new entry is due. Without a replay only the entries
+// a replay would leave count: those of the classes the taxonomy never
+// replays automatically. A transient entry of a completed invocation is
+// legitimate then (a worker killed between the entry and the record, its
+// redelivery completing the invocation), and the replay removes it.
+func checkTwoEndings(rep *Report, id string, left []*dlq.Item) {
+	var kept []string
+	for _, it := range left {
+		if rep.ReplayMode != "" || !taxonomy.PolicyFor(taxonomy.Class(it.Entry.Class)).AutoReplay {
+			kept = append(kept, fmt.Sprintf("seq %d %s", it.Seq, orDash(it.Entry.Class)))
+		}
+	}
+	if len(kept) > 0 {
+		rep.TwoEndings.add(fmt.Sprintf("%s (%s)", id, strings.Join(kept, ", ")))
+	}
+}
+
+// checkRefunds reads demo:refunds and records the effects' counts and
+// violations. Each request asks for one refund of one order
+// (requestOrder), so a run invocation has at most one refund record, on
+// that order: found in review, nineteenth session, duplicates were counted
+// per (invocation, order), so a second refund of another order (a session
+// mixed up with another invocation's) and a refund of an order the request
+// never named both passed.
+func (h *Harness) checkRefunds(ctx context.Context, rep *Report, inRun map[string]int) error {
+	raw, err := h.rdb.LRange(ctx, refundsKey, 0, -1).Result()
+	if err != nil {
+		return fmt.Errorf("chaos: read %s: %w", refundsKey, err)
+	}
+	foreignPairs, runPairs := map[string]int{}, map[string]bool{}
+	orders := map[string][]string{} // run invocation → the orders of its records
+	for _, s := range raw {
+		var rf refundRecord
+		if err := json.Unmarshal([]byte(s), &rf); err != nil {
+			rep.BadRefunds.add(s)
+			continue
+		}
+		i, ok := inRun[rf.InvocationID]
+		if !ok {
+			// The run's Redis is its own, so a record under an id outside
+			// the run (one the tool lost from its context, "") is itself a
+			// defect (a violation), and two of them must not hide a
+			// repeated effect: they are compared per (invocation, order).
+			rep.ForeignRefunds++
+			foreignPairs[rf.InvocationID+" "+rf.OrderID]++
+			continue
+		}
+		rep.Refunds++
+		runPairs[rf.InvocationID+" "+rf.OrderID] = true
+		orders[rf.InvocationID] = append(orders[rf.InvocationID], rf.OrderID)
+		if want := requestOrder(i); rf.OrderID != want {
+			rep.WrongOrderRefunds.add(fmt.Sprintf("%s (asked for %s, refunded %s)", rf.InvocationID, want, orDash(rf.OrderID)))
+		}
+	}
+	rep.RefundPairs = len(runPairs)
+	repeats, err := h.rdb.Get(ctx, support.RepeatsKey).Int()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("chaos: read %s: %w", support.RepeatsKey, err)
+	}
+	rep.RefundRepeats = repeats
+	for _, id := range slices.Sorted(maps.Keys(orders)) {
+		if ords := orders[id]; len(ords) > 1 {
+			rep.Duplicates.add(fmt.Sprintf("%s ×%d (%s)", id, len(ords), strings.Join(ords, ", ")))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(foreignPairs)) {
+		if n := foreignPairs[k]; n > 1 {
+			rep.Duplicates.add(fmt.Sprintf("%s ×%d", k, n))
+		}
+	}
+	return nil
+}
+
+// clip returns s cut to at most n runes, marked with "…" when cut.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
 }

@@ -29,14 +29,19 @@ type Config struct {
 	Invocations int
 	// Duration bounds the run once the binaries are built and the servers
 	// are up (default 4m): the results must be in by 60 % of it, the replay
-	// done by 90 %; whatever is missing then is reported as a violation.
+	// done by 90 %; whatever is missing then is reported as a violation (a
+	// request without a result at the results deadline is one even when
+	// the fleet restarted without faults finishes it later:
+	// Report.NoResultAtDeadline).
 	Duration time.Duration
 	// Workers is the number of worker processes (default 3).
 	Workers int
 	// Concurrency is each worker's concurrency (default 32).
 	Concurrency int
 	// ModelFaults is the simulated provider's fault spec (default
-	// "server=0.2,rate_limited=0.1,timeout=0.1": 40 % transient faults).
+	// "server=0.2,rate_limited=0.1,timeout=0.1": 40 % transient faults;
+	// "none" for none). It also decides which failure classes an
+	// invocation may end with (faultEndings): any other is a violation.
 	ModelFaults string
 	// ToolFaults is the share of demo orders-service calls that fail as
 	// unavailable (default 0.1). Negative means none.
@@ -145,6 +150,9 @@ func (c Config) Validate() error {
 	}
 	if c.Workers < 1 || c.Concurrency < 1 {
 		errs = append(errs, errors.New("workers and concurrency must be at least 1"))
+	}
+	if _, err := failureClasses(c.ModelFaults); err != nil {
+		errs = append(errs, err)
 	}
 	if c.ToolFaults > 1 {
 		errs = append(errs, fmt.Errorf("tool faults %v: want a probability from 0 to 1", c.ToolFaults))

@@ -16,13 +16,20 @@
 // The invariant checker then reads the last result of every invocation from
 // AGENT_RESULTS, every entry of AGENT_DLQ, the invocation records and the
 // demo:refunds list, and fails the run on any violation:
-//   - lost = 0: every request ended in exactly one of completed,
-//     dead-lettered or failed-reported, and a dead-lettered or failed result
-//     has its DLQ entry;
+//   - lost = 0: every request had a result by the results deadline (60 %
+//     of Config.Duration, before the fleet is restarted without faults)
+//     and ended in exactly one of completed, dead-lettered or
+//     failed-reported: a dead-lettered or failed result has its DLQ entry,
+//     and a completed invocation has none left at the end (after a
+//     replay none at all; without one none of a class never replayed
+//     automatically);
 //   - the invocation record agrees with the last result, and no completed
 //     result was followed by a different one;
 //   - duplicated effects = 0: demo:refunds holds at most one record per
-//     (invocation, order);
+//     invocation of the run, on the order its request named;
+//   - an invocation that did not complete ended with a failure class the
+//     run's faults can produce (the simulated provider's transient classes
+//     for the default spec; see faultEndings), not one the fleet made up;
 //   - after the replay every invocation with a transient (auto-replayable)
 //     DLQ entry completed.
 //

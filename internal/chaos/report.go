@@ -66,6 +66,11 @@ type Report struct {
 	// of them completed.
 	Transient, TransientCompleted int
 
+	// FailureClasses are the failure classes the run's model faults can
+	// end an invocation with (faultEndings); an invocation that did not
+	// complete with any other is in Misclassified.
+	FailureClasses []string
+
 	// Effects: records in demo:refunds for this run and distinct
 	// (invocation, order) pairs among them.
 	Refunds, RefundPairs, ForeignRefunds int
@@ -80,13 +85,33 @@ type Report struct {
 	LiveResults int
 
 	// Violations (each must be zero).
-	NotSubmitted          idList
-	Lost                  idList // Lost are submitted invocations without a result.
-	BadResults            idList // BadResults are invocations whose result could not be decoded.
-	NotInDLQ              idList // NotInDLQ are dead-lettered or failed invocations missing from the DLQ.
-	RecordMismatch        idList // RecordMismatch are results that disagree with the invocation record.
-	Contradictions        idList // Contradictions are completed invocations later reported otherwise.
-	Duplicates            idList // Duplicates are (invocation, order) pairs refunded more than once.
+	NotSubmitted   idList
+	Lost           idList // Lost are submitted invocations without a result.
+	BadResults     idList // BadResults are invocations whose result could not be decoded.
+	NotInDLQ       idList // NotInDLQ are dead-lettered or failed invocations missing from the DLQ.
+	RecordMismatch idList // RecordMismatch are results that disagree with the invocation record.
+	Contradictions idList // Contradictions are completed invocations later reported otherwise.
+	// Duplicates are the run's invocations with more than one refund
+	// record, whatever their orders (each request asks for one refund), and
+	// (invocation, order) pairs under ids outside the run refunded more
+	// than once.
+	Duplicates idList
+	// WrongOrderRefunds are refund records of the run's invocations on an
+	// order their request did not name (requestOrder).
+	WrongOrderRefunds idList
+	// NoResultAtDeadline are the submitted requests without a result at
+	// the results deadline (60 % of Config.Duration), even if the fleet
+	// restarted without faults finished them later: a fleet stuck for as
+	// long as the chaos lasts must not pass on the harness's own rescue.
+	NoResultAtDeadline idList
+	// Misclassified are invocations that did not complete whose result or
+	// DLQ entry has a failure class the run's faults cannot produce
+	// (FailureClasses).
+	Misclassified idList
+	// TwoEndings are completed invocations with a DLQ entry left at the
+	// end: after a replay any entry, without one an entry of a class never
+	// replayed automatically (see checkTwoEndings).
+	TwoEndings            idList
 	TransientNotCompleted idList // TransientNotCompleted are transient failures that never completed.
 	BadDLQEntries         idList // BadDLQEntries are DLQ entries that could not be decoded.
 	BadRefunds            idList // BadRefunds are refund records that could not be decoded.
@@ -119,7 +144,11 @@ func (r *Report) Violations() []string {
 	add("dead-lettered or failed without a DLQ entry", r.NotInDLQ)
 	add("invocation record disagrees with the last result", r.RecordMismatch)
 	add("completed, then reported otherwise", r.Contradictions)
-	add("duplicated effects ((invocation, order) refunded more than once)", r.Duplicates)
+	add("no result at the results deadline", r.NoResultAtDeadline)
+	add("duplicated effects (an invocation refunded more than once)", r.Duplicates)
+	add("refund of an order the request did not name", r.WrongOrderRefunds)
+	add(fmt.Sprintf("did not complete, with a failure class the run's faults cannot produce (they produce %s)", orNone(strings.Join(r.FailureClasses, ", "))), r.Misclassified)
+	add("completed, yet its DLQ entry is left at the end (two endings)", r.TwoEndings)
 	add("transient entry not completed after the replay", r.TransientNotCompleted)
 	add("undecodable DLQ entry", r.BadDLQEntries)
 	add("undecodable refund record", r.BadRefunds)
@@ -151,6 +180,7 @@ func (r *Report) Print(w io.Writer) {
 		r.Invocations, c.Workers, c.Concurrency, c.ModelFaults, c.ToolFaults*100)
 	fmt.Fprintf(w, "chaos: %d worker SIGKILLs (every %s), Redis restarted %d×, NATS restarted %d×; replay: %s\n",
 		r.Kills, c.KillEvery, r.RedisRestarts, r.NATSRestarts, orNone(r.ReplayMode))
+	fmt.Fprintf(w, "failure classes these faults can end an invocation with: %s\n", orNone(strings.Join(r.FailureClasses, ", ")))
 	fmt.Fprintf(w, "time: results in by %s, replay done by %s, total %s (bound %s)\n\n",
 		r.ResultsPhase.Round(time.Second), r.ReplayPhase.Round(time.Second), r.Elapsed.Round(time.Second), c.Duration)
 
@@ -186,11 +216,15 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintln(tw, "invariant\tvalue\tverdict")
 	row := func(name string, n int) { fmt.Fprintf(tw, "%s\t%d\t%s\n", name, n, verdict(n == 0)) }
 	row("lost (no result)", r.Lost.N+r.NotSubmitted.N)
+	row("without a result at the results deadline", r.NoResultAtDeadline.N)
 	row("undecodable results", r.BadResults.N)
 	row("dead-lettered/failed but not in the DLQ", r.NotInDLQ.N)
 	row("result ≠ invocation record", r.RecordMismatch.N)
 	row("completed, then reported otherwise (live)", r.Contradictions.N)
-	row("duplicated effects", r.Duplicates.N)
+	row("duplicated effects (invocations refunded more than once)", r.Duplicates.N)
+	row("refunds of an order the request did not name", r.WrongOrderRefunds.N)
+	row("not completed, with a class the faults cannot produce", r.Misclassified.N)
+	row("completed, with a DLQ entry left at the end", r.TwoEndings.N)
 	if r.ReplayMode != "" {
 		fmt.Fprintf(tw, "transient invocations completed after replay\t%d/%d\t%s\n", r.TransientCompleted, r.Transient,
 			verdict(r.TransientNotCompleted.N == 0))

@@ -129,10 +129,17 @@ func (h *Harness) subscribeResults(t *tracker) (*nats.Subscription, error) {
 	return sub, nil
 }
 
-// newRequest is the i-th support request: refund one of the demo orders
-// A-1001 … A-1100, in its own session.
+// requestOrder is the demo order the i-th request asks to refund: one of
+// A-1001 … A-1100. The checker holds every refund record of the request to
+// it.
+func requestOrder(i int) string {
+	return fmt.Sprintf("A-%d", 1001+i%100)
+}
+
+// newRequest is the i-th support request: refund the order
+// requestOrder(i), in its own session.
 func newRequest(id string, i int) *envelope.Request {
-	order := fmt.Sprintf("A-%d", 1001+i%100)
+	order := requestOrder(i)
 	return &envelope.Request{
 		V: envelope.Version, InvocationID: id, Agent: supportAgent,
 		UserID: fmt.Sprintf("chaos-user-%d", i), SessionID: "session-" + id,

@@ -60,8 +60,15 @@ type Report struct {
 	// against it.
 	Bound      float64 `json:"littles_law_bound_per_s,omitempty"`
 	BoundRatio float64 `json:"bound_ratio,omitempty"` // BoundRatio is the steady rate over Bound.
-	// Goals says which goals were met.
+	// Goals says which goals were met. A goal that rests on a phase that
+	// failed (Phase.Failed) is false, with the reason in NotComputed.
 	Goals map[string]bool `json:"goals,omitempty"`
+	// NotComputed names the ratios and goals left out (a ratio) or not
+	// met (a goal) because a phase they rest on failed, each with the
+	// reason ("n/a (phase minimal failed)"): a phase that did not complete
+	// every invocation measured something else than the workload, so
+	// nothing is compared with it.
+	NotComputed map[string]string `json:"not_computed,omitempty"`
 }
 
 // phase returns the named phase or nil.
@@ -74,23 +81,44 @@ func (r *Report) phase(name string) *Phase {
 	return nil
 }
 
-// finish computes the ratios and goals.
+// finish marks the phases that failed (Phase.Failed; Run sets it from
+// its checks, finish from the counts when it is not set) and computes the
+// ratios and goals from the phases that did not: a ratio that rests on a
+// failed phase is not computed and a goal that does is NOT MET, each
+// listed in NotComputed with the reason (found in review, nineteenth
+// session: a minimal phase that lost half of its invocations made
+// framework/minimal larger and the goal "MET").
 func (r *Report) finish(inflight int, latency time.Duration) {
+	for _, p := range r.Phases {
+		if p.Failed == "" {
+			p.Failed = phaseFailure(p, r.N)
+		}
+	}
 	fw := r.phase("framework")
 	if fw == nil {
 		return
 	}
 	r.Goals = map[string]bool{}
 	r.Ratios = map[string]float64{}
+	r.NotComputed = map[string]string{}
 	for _, b := range []string{"bare", "minimal"} {
-		if bp := r.phase(b); bp != nil && bp.PerSecond > 0 {
+		bp := r.phase(b)
+		if bp == nil {
+			continue
+		}
+		if why := failedPhases(fw, bp); why != "" {
+			r.NotComputed["framework/"+b] = why
+			r.NotComputed["framework/"+b+" (steady)"] = why
+			continue
+		}
+		if bp.PerSecond > 0 {
 			r.Ratios["framework/"+b] = fw.PerSecond / bp.PerSecond
 			if bp.SteadyPerSecond > 0 {
 				r.Ratios["framework/"+b+" (steady)"] = fw.SteadyPerSecond / bp.SteadyPerSecond
 			}
 		}
 	}
-	if mp := r.phase("minimal"); mp != nil && fw.CPUMSPerInvocation > 0 {
+	if mp := r.phase("minimal"); mp != nil && fw.CPUMSPerInvocation > 0 && failedPhases(fw, mp) == "" {
 		// CPU per invocation of the minimal consumer over the framework's
 		// (this process only): the throughput ratio a CPU-bound machine
 		// would see, less exposed to the noise of a shared one.
@@ -102,30 +130,83 @@ func (r *Report) finish(inflight int, latency time.Duration) {
 		}
 	}
 	r.roundRatios()
-	if v, ok := r.Ratios["framework/minimal"]; ok {
-		r.Goals[">= 0.8 of the minimal worker"] = v >= 0.8
+	const minimalGoal = ">= 0.8 of the minimal worker"
+	if why, ok := r.NotComputed["framework/minimal"]; ok {
+		r.Goals[minimalGoal] = false
+		r.NotComputed["goal "+minimalGoal] = why
+	} else if v, ok := r.Ratios["framework/minimal"]; ok {
+		r.Goals[minimalGoal] = v >= 0.8
 	}
 	if inflight > 0 && latency > 0 {
 		r.Bound = float64(inflight) / (3 * latency.Seconds())
-		r.BoundRatio = fw.SteadyPerSecond / r.Bound
 		for _, p := range r.Phases {
-			if p.Name != "bare" {
+			if p.Name != "bare" && p.Failed == "" {
 				p.BoundRatio = p.SteadyPerSecond / r.Bound
 				p.CeilingBoundRatio = p.CPUCeilingPerSecond / r.Bound
 			}
 		}
-		r.Goals[fmt.Sprintf("%d in flight at >= 0.6 of the bound", inflight)] = r.BoundRatio >= 0.6 && fw.WorkerMaxInFlight >= inflight*9/10
-		// The worker's own peak when it is a process; in process the
-		// whole process's, the load generator's side included.
-		rss := fw.PeakRSSBytes
-		if fw.WorkerPeakRSSBytes > 0 {
-			rss = fw.WorkerPeakRSSBytes
+		inflightGoal := fmt.Sprintf("%d in flight at >= 0.6 of the bound", inflight)
+		const rssGoal = "<= 1 GiB RSS"
+		if why := failedPhases(fw); why != "" {
+			// The framework phase did not run its workload: its rate and
+			// its peak RSS are not the workload's.
+			r.Goals[inflightGoal], r.Goals[rssGoal] = false, false
+			r.NotComputed["bound ratio"] = why
+			r.NotComputed["goal "+inflightGoal], r.NotComputed["goal "+rssGoal] = why, why
+		} else {
+			r.BoundRatio = fw.SteadyPerSecond / r.Bound
+			r.Goals[inflightGoal] = r.BoundRatio >= 0.6 && fw.WorkerMaxInFlight >= inflight*9/10
+			// The worker's own peak when it is a process; in process the
+			// whole process's, the load generator's side included.
+			rss := fw.PeakRSSBytes
+			if fw.WorkerPeakRSSBytes > 0 {
+				rss = fw.WorkerPeakRSSBytes
+			}
+			r.Goals[rssGoal] = rss > 0 && rss <= 1<<30
 		}
-		r.Goals["<= 1 GiB RSS"] = rss > 0 && rss <= 1<<30
 	}
 	if len(r.Ratios) == 0 {
 		r.Ratios = nil
 	}
+	if len(r.NotComputed) == 0 {
+		r.NotComputed = nil
+	}
+}
+
+// phaseFailure says why p did not do all of its work (n invocations, each
+// completed, no refund duplicated), or "" when it did. Run sets
+// Phase.Failed from its own checks first (the refund records compared with
+// the completed invocations too); this is the part the counts tell.
+func phaseFailure(p *Phase, n int) string {
+	var why []string
+	if n > 0 && p.Completed < n {
+		why = append(why, fmt.Sprintf("%d of %d invocations completed", p.Completed, n))
+	}
+	if p.Lost > 0 {
+		why = append(why, fmt.Sprintf("%d without a result", p.Lost))
+	}
+	if len(p.Other) > 0 {
+		why = append(why, fmt.Sprintf("other statuses %v", p.Other))
+	}
+	if p.DuplicateRefunds > 0 {
+		why = append(why, fmt.Sprintf("%d duplicated refunds", p.DuplicateRefunds))
+	}
+	return strings.Join(why, ", ")
+}
+
+// failedPhases returns "n/a (phase a, b failed)" naming those of ps that
+// failed, or "" when none did.
+func failedPhases(ps ...*Phase) string {
+	var names []string
+	for _, p := range ps {
+		if p != nil && p.Failed != "" {
+			names = append(names, p.Name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "n/a (phase " + strings.Join(names, ", ") + " failed)"
 }
 
 // Print writes the report as a table.
@@ -175,16 +256,29 @@ func (r *Report) Print(out io.Writer) {
 	for _, p := range r.Phases {
 		fmt.Fprintf(out, "  %-9s %s (RSS: %s)\n", p.Name+":", p.Description, p.RSSSource)
 	}
-	if len(r.Ratios) > 0 {
+	for _, p := range r.Phases {
+		if p.Failed != "" {
+			fmt.Fprintf(out, "PHASE FAILED %s: %s (no ratio or goal rests on it)\n", p.Name, p.Failed)
+		}
+	}
+	ratioNames := []string{"framework/bare", "framework/minimal", "framework/bare (steady)", "framework/minimal (steady)", "framework/minimal (CPU per invocation)", "framework/minimal (CPU ceiling)"}
+	notComputed := false
+	for _, k := range ratioNames {
+		_, na := r.NotComputed[k]
+		notComputed = notComputed || na
+	}
+	if len(r.Ratios) > 0 || notComputed {
 		fmt.Fprintln(out)
 		rounds := len(r.RoundRatios) > 1
-		for _, k := range []string{"framework/bare", "framework/minimal", "framework/bare (steady)", "framework/minimal (steady)", "framework/minimal (CPU per invocation)", "framework/minimal (CPU ceiling)"} {
+		for _, k := range ratioNames {
 			if v, ok := r.Ratios[k]; ok {
 				label := k
 				if rounds && k != "framework/minimal" && k != "framework/minimal (CPU per invocation)" && k != "framework/minimal (CPU ceiling)" {
 					label += " [round 1]"
 				}
 				fmt.Fprintf(out, "ratio %-40s %.2f\n", label, v)
+			} else if why, ok := r.NotComputed[k]; ok {
+				fmt.Fprintf(out, "ratio %-40s %s\n", k, why)
 			}
 		}
 		if rounds {
@@ -198,16 +292,23 @@ func (r *Report) Print(out io.Writer) {
 		}
 	}
 	if r.Bound > 0 {
-		fmt.Fprintf(out, "\nLittle's-law bound: %d in flight / (3 × %v) = %.0f inv/s; framework steady rate = %.2f of the bound",
-			r.Workers*r.Concurrency, time.Duration(r.LatencyMS*float64(time.Millisecond)), r.Bound, r.BoundRatio)
+		// ofBound is a phase's ratio to the bound, or why there is none.
+		ofBound := func(p *Phase, v float64) string {
+			if why := failedPhases(p); why != "" {
+				return why
+			}
+			return fmt.Sprintf("%.2f", v)
+		}
+		fmt.Fprintf(out, "\nLittle's-law bound: %d in flight / (3 × %v) = %.0f inv/s; framework steady rate = %s of the bound",
+			r.Workers*r.Concurrency, time.Duration(r.LatencyMS*float64(time.Millisecond)), r.Bound, ofBound(r.phase("framework"), r.BoundRatio))
 		if mp := r.phase("minimal"); mp != nil {
-			fmt.Fprintf(out, " (minimal consumer: %.2f)", mp.BoundRatio)
+			fmt.Fprintf(out, " (minimal consumer: %s)", ofBound(mp, mp.BoundRatio))
 		}
 		fmt.Fprintln(out)
 		for _, name := range []string{"framework", "minimal"} {
 			if p := r.phase(name); p != nil && p.CPUCeilingPerSecond > 0 {
-				fmt.Fprintf(out, "CPU ceiling, %-10s %d cores / %.2f ms CPU per invocation (process + Redis + NATS) = %.0f inv/s = %.2f of the bound\n",
-					name+":", r.NumCPU, p.TotalCPUMSPerInvocation, p.CPUCeilingPerSecond, p.CeilingBoundRatio)
+				fmt.Fprintf(out, "CPU ceiling, %-10s %d cores / %.2f ms CPU per invocation (process + Redis + NATS) = %.0f inv/s = %s of the bound\n",
+					name+":", r.NumCPU, p.TotalCPUMSPerInvocation, p.CPUCeilingPerSecond, ofBound(p, p.CeilingBoundRatio))
 			}
 		}
 	}
@@ -217,20 +318,42 @@ func (r *Report) Print(out io.Writer) {
 		if !ok {
 			mark = "NOT MET"
 		}
+		if why, na := r.NotComputed["goal "+g]; na {
+			mark += ": " + why
+		}
 		fmt.Fprintf(out, "goal %-40s %s\n", g, mark)
 	}
 }
 
 // roundRatios fills RoundRatios and RoundCPURatios from the phase pairs
 // (minimal, framework), (minimal_r2, framework_r2), … and, with more than
-// one round, makes their medians the framework/minimal ratios.
+// one round, makes their medians the framework/minimal ratios. When a
+// phase of any round failed none of them is computed (a median over the
+// rounds that passed would still claim the run): the framework/minimal
+// ratios go to NotComputed, including the first round's.
 func (r *Report) roundRatios() {
+	var pairs [][2]*Phase
 	for k := 1; ; k++ {
 		mName, fName := roundNames(k)
 		mp, fp := r.phase(mName), r.phase(fName)
 		if mp == nil || fp == nil {
 			break
 		}
+		pairs = append(pairs, [2]*Phase{mp, fp})
+	}
+	var all []*Phase
+	for _, pr := range pairs {
+		all = append(all, pr[0], pr[1])
+	}
+	if why := failedPhases(all...); why != "" {
+		for _, k := range []string{"framework/minimal", "framework/minimal (steady)", "framework/minimal (CPU per invocation)", "framework/minimal (CPU ceiling)"} {
+			delete(r.Ratios, k)
+			r.NotComputed[k] = why
+		}
+		return
+	}
+	for _, pr := range pairs {
+		mp, fp := pr[0], pr[1]
 		if mp.PerSecond > 0 {
 			r.RoundRatios = append(r.RoundRatios, fp.PerSecond/mp.PerSecond)
 		}

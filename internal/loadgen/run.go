@@ -15,7 +15,8 @@ import (
 // report and an error if an invocation of a minimal or framework phase did
 // not complete (no result, or any other status: the benchmark injects no
 // faults), or an effect was duplicated, lost or made by an invocation that
-// did not complete; timings never make it fail.
+// did not complete; timings never make it fail. The report marks such a
+// phase (Phase.Failed) and rests no ratio or goal on it.
 func Run(ctx context.Context, cfg Config, out, logOut io.Writer) (rep *Report, err error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -68,18 +69,25 @@ func Run(ctx context.Context, cfg Config, out, logOut io.Writer) (rep *Report, e
 		p, perr := ph.fn(ctx, e, cfg)
 		if p != nil {
 			rep.Phases = append(rep.Phases, p)
+			var perrs []error
 			if p.DuplicateRefunds > 0 {
-				errs = append(errs, fmt.Errorf("loadgen: %s: %d duplicated refunds", p.Name, p.DuplicateRefunds))
+				perrs = append(perrs, fmt.Errorf("loadgen: %s: %d duplicated refunds", p.Name, p.DuplicateRefunds))
 			}
 			if !strings.HasPrefix(p.Name, "bare") {
-				errs = append(errs, checkPhase(p, cfg)...)
+				perrs = append(perrs, checkPhase(p, cfg)...)
 			}
-		}
-		if perr != nil {
+			if perr != nil {
+				perrs = append(perrs, perr)
+			}
+			// The report says the phase failed, and rests no ratio or
+			// goal on it (Report.finish).
+			p.Failed = joinErrors(perrs)
+			errs = append(errs, perrs...)
+		} else if perr != nil {
 			errs = append(errs, perr)
-			if p == nil || ctx.Err() != nil {
-				break
-			}
+		}
+		if perr != nil && (p == nil || ctx.Err() != nil) {
+			break
 		}
 	}
 	rep.finish(cfg.Inflight, cfg.Latency)
@@ -141,6 +149,15 @@ func checkPhase(p *Phase, cfg Config) []error {
 			p.Name, p.Refunds, p.Completed, len(missing), examples(missing), len(repeated), examples(repeated), len(stray), examples(stray)))
 	}
 	return errs
+}
+
+// joinErrors returns the errors' texts joined by "; " ("" for none).
+func joinErrors(errs []error) string {
+	msgs := make([]string, len(errs))
+	for i, err := range errs {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
 }
 
 // examples returns up to three of ids, sorted, as " (e.g. a, b, c)", or "".

@@ -104,6 +104,12 @@ type Phase struct {
 	// WorkerMaxInFlight is the highest sum of the workers' in-flight gauge
 	// sampled every 250 ms (in-flight mode only).
 	WorkerMaxInFlight int `json:"worker_max_in_flight,omitempty"`
+	// Failed says why the phase failed (an invocation that did not
+	// complete, a refund duplicated, lost or made by an invocation that did
+	// not complete, an error of the phase itself); empty when it did all
+	// of its work. A failed phase's figures are printed, but no ratio or
+	// goal rests on it (Report.NotComputed).
+	Failed string `json:"failed,omitempty"`
 
 	// completedIDs are the invocations that completed, and refundsByID
 	// the refund records per invocation id: Run compares the two sets.
