@@ -66,7 +66,18 @@
 // consumer, and refuse others (ErrOtherStores, exit 3), naming both: on
 // another prefix show would report no tool effect done. A worker consumer
 // that records none (an earlier version) or is missing cannot be checked:
-// a warning on stderr, and the command runs.
+// a warning on stderr, and the command runs. A check that cannot be decided
+// (ErrStoresNotChecked: Redis does not answer, the worker consumer or the
+// stores id cannot be read, as with a NATS permission error or a JetStream
+// timeout) is a warning ("stores not checked: …") for show and replay
+// --dry-run, which change nothing, and they go on (the dry run prints its
+// plan during a Redis outage); replay and drain refuse to start without it
+// (exit 1, as when they cannot reach their stores). drain checks again
+// before each pass: a pass that finds other stores replays nothing, logs
+// it and counts agentfleet_dlq_replayer_halts_total{rule="stores"}
+// (RuleStores), and the drain keeps running, replaying again once the
+// fleet's workers record its stores; a pass that cannot decide replays
+// nothing and is logged as a failed pass.
 //
 // "Replayable" in stats, list and show is what a replay or drain handles by
 // itself (replays, or parks once replayed too often), by the dry run's rule:

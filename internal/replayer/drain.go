@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/rs/zerolog"
 
 	"github.com/agentfleet/agentfleet/internal/app"
 )
@@ -26,7 +27,10 @@ func drainFlags(fs *flag.FlagSet, o *cmdOpts) {
 // model is cooling down (the next pass takes them), waiting for each pass's
 // results so the auto-halt rule applies (after a halt, and after a pass
 // whose results all came back dead-lettered again, it waits
-// drain.halt_backoff). Entries replayed too often are parked.
+// drain.halt_backoff). Entries replayed too often are parked. Before each
+// pass it checks again that its stores are the fleet's (storesWatch): a
+// pass on other stores, or one whose check cannot be decided, replays
+// nothing, and the drain goes on.
 func runDrain(ctx context.Context, c *cmdCtx, pos []string) error {
 	o := c.opts
 	if len(pos) != 0 {
@@ -53,7 +57,7 @@ func runDrain(ctx context.Context, c *cmdCtx, pos []string) error {
 	if conc < 1 || !(rateV >= 0) { // NaN too: it meant unthrottled
 		return usagef("--concurrency must be at least 1 and --rate not negative")
 	}
-	f, err := c.openFleet(ctx, true)
+	f, err := c.openFleet(ctx, true, requireStoresCheck)
 	if err != nil {
 		return err
 	}
@@ -84,9 +88,14 @@ func runDrain(ctx context.Context, c *cmdCtx, pos []string) error {
 	}
 	c.log.Info().Float64("rate", rateV).Int("concurrency", conc).Str("class", filter.Class).Str("agent", filter.Agent).
 		Msg("drain started: replaying auto-replayable classes once their model's cooldown closed")
+	var stores storesWatch
 	for ctx.Err() == nil {
 		wait := c.cfg.Drain.Interval
-		counts, err := drainPass(ctx, c, f, sel, m, rateV, conc)
+		var counts Counts
+		err := stores.recheck(ctx, c.log, f, m)
+		if err == nil {
+			counts, err = drainPass(ctx, c, f, sel, m, rateV, conc)
+		}
 		if ctx.Err() == nil && counts.DeadLettered > 0 && counts.Completed == 0 {
 			// Every result of the pass came back dead-lettered again: the
 			// cause is not fixed. A pass too small for the auto-halt
@@ -106,6 +115,7 @@ func runDrain(ctx context.Context, c *cmdCtx, pos []string) error {
 				c.log.Warn().Str("rule", he.Rule).Str("reason", he.Reason).Dur("backoff", c.cfg.Drain.HaltBackoff).Msg("drain halted by a safety rule; backing off")
 				wait = c.cfg.Drain.HaltBackoff
 			case ctx.Err() != nil:
+			case errors.Is(err, ErrOtherStores): // logged by recheck; the next pass checks again
 			default:
 				c.log.Error().Err(err).Msg("drain pass failed; trying again next pass")
 			}
@@ -118,6 +128,56 @@ func runDrain(ctx context.Context, c *cmdCtx, pos []string) error {
 		t.Stop()
 	}
 	c.log.Info().Msg("drain stopped")
+	return nil
+}
+
+// storesWatch checks again, before each drain pass, that the drain's stores
+// are still the ones the fleet's workers record (checkFleetStores: one
+// consumer info, one GET). The start-up check alone let a drain that runs
+// for days go on replaying after the fleet's workers moved to other stores
+// (the README's "Switching stores"), its "already completed" check and
+// cooldown gate reading stores no worker writes any more (found in review,
+// nineteenth session).
+type storesWatch struct {
+	seen bool   // a pass checked before
+	last string // what the last decided check found: "" the fleet's stores, else its warning or error
+}
+
+// recheck returns nil when the pass may replay. Other stores
+// (ErrOtherStores) hold the pass: it replays nothing, MetricHalts counts
+// rule RuleStores each such pass, and the log says so when it starts or the
+// stores named change (the next passes check again, and say when the
+// stores are the fleet's again). A check that cannot be decided
+// (ErrStoresNotChecked) is returned for the loop to log as a failed pass:
+// nothing is replayed without the check, as replay refuses to run without
+// it. Warnings (no worker consumer, no stores recorded) are logged when they
+// change and do not hold the pass.
+func (w *storesWatch) recheck(ctx context.Context, log zerolog.Logger, f *Fleet, m *Metrics) error {
+	warning, err := checkFleetStores(ctx, f)
+	if errors.Is(err, ErrStoresNotChecked) {
+		return err
+	}
+	state := warning
+	if err != nil {
+		state = err.Error()
+	}
+	// The first pass repeats the start-up check, whose warning is on
+	// stderr already.
+	changed, first := state != w.last, !w.seen
+	w.seen, w.last = true, state
+	switch {
+	case err != nil:
+		m.halt(RuleStores)
+		if changed || first {
+			log.Error().Err(err).Msg("replaying nothing: the fleet's workers now record other stores than this drain's; checking again at each pass")
+		}
+		return err
+	case !changed || first:
+	case warning != "":
+		log.Warn().Str("stores", warning).Msg("stores check: cannot tell; replaying")
+	default:
+		log.Info().Msg("stores check: the fleet's workers record this drain's stores; replaying")
+	}
 	return nil
 }
 

@@ -44,7 +44,10 @@ type Fleet struct {
 	// OpenFleet (0: unknown, every replay checks its entry first).
 	reqDups  time.Duration
 	walkWait time.Duration // the walk's wait for its next entry (0: defaultWalkWait); tests shorten it
-	close    []func()
+	// storesRedis is the Redis client the stores check reads the stores'
+	// id with (nil without redis.url, or when a dry run found Redis down).
+	storesRedis *redis.Client
+	close       []func()
 }
 
 // Close releases the connections.
@@ -72,14 +75,17 @@ func StreamsConfig(c config.Replayer) streams.Config {
 // ones the fleet's workers record: show, replay and drain open the fleet
 // through cmdCtx.openFleet, which does (checkFleetStores).
 func OpenFleet(ctx context.Context, cfg config.Replayer, withStores bool, log zerolog.Logger) (*Fleet, error) {
-	return openFleet(ctx, cfg, withStores, nil, log)
+	return openFleet(ctx, cfg, withStores, skipStoresCheck, io.Discard, log)
 }
 
-// openFleet is OpenFleet; with checkStores set it also compares, before
-// opening any store, the stores of cfg with those the fleet's workers record
-// (checkFleetStores, its warnings written to checkStores), also without
-// withStores (replay --dry-run: the real run would open them).
-func openFleet(ctx context.Context, cfg config.Replayer, withStores bool, checkStores io.Writer, log zerolog.Logger) (_ *Fleet, err error) {
+// openFleet is OpenFleet; unless check is skipStoresCheck it also compares,
+// before opening any store, the stores of cfg with those the fleet's
+// workers record (checkFleetStores, its warnings written to warn), also
+// without withStores (replay --dry-run: the real run would open them).
+// With tryStoresCheck a check that cannot be decided is a warning: also a
+// Redis that does not answer when withStores is not set (the dry run needs
+// no store; with withStores the command needs Redis and fails as before).
+func openFleet(ctx context.Context, cfg config.Replayer, withStores bool, check storesCheck, warn io.Writer, log zerolog.Logger) (_ *Fleet, err error) {
 	f := &Fleet{Cfg: cfg, Streams: StreamsConfig(cfg)}
 	defer func() {
 		if err != nil {
@@ -117,18 +123,37 @@ func openFleet(ctx context.Context, cfg config.Replayer, withStores bool, checkS
 	}); err != nil {
 		return nil, err
 	}
-	if !withStores && checkStores == nil {
+	if !withStores && check == skipStoresCheck {
 		return f, nil
 	}
-	var raw *redis.Client
 	if cfg.Redis.URL != "" {
-		if raw, err = app.ConnectRedis(ctx, cfg.Redis); err != nil {
+		raw, err := app.ConnectRedis(ctx, cfg.Redis)
+		switch {
+		case err == nil:
+			f.storesRedis = raw
+			f.close = append(f.close, func() { _ = raw.Close() })
+		case withStores || check != tryStoresCheck || errors.Is(err, app.ErrBadConfig):
 			return nil, err
+		default:
+			// replay --dry-run during a Redis outage (found in review,
+			// nineteenth session): the plan needs no store, and the
+			// runbook's step 4 must work while Redis is down.
+			warnStoresNotChecked(warn, fmt.Errorf("%w: %w", ErrStoresNotChecked, err))
+			return f, nil
 		}
-		f.close = append(f.close, func() { _ = raw.Close() })
 	}
-	if checkStores != nil {
-		if err := checkFleetStores(ctx, f, raw, checkStores); err != nil {
+	if check != skipStoresCheck {
+		warning, err := checkFleetStores(ctx, f)
+		if warning != "" {
+			fmt.Fprintf(warn, "dlq-replayer: warning: %s\n", warning)
+		}
+		switch {
+		case err == nil:
+		case check == tryStoresCheck && errors.Is(err, ErrStoresNotChecked):
+			warnStoresNotChecked(warn, err)
+		case errors.Is(err, ErrStoresNotChecked):
+			return nil, fmt.Errorf("%w; replay and drain refuse to run without the check (show and replay --dry-run warn and go on): try again once it can be made", err)
+		default:
 			return nil, err
 		}
 	}
@@ -136,8 +161,8 @@ func openFleet(ctx context.Context, cfg config.Replayer, withStores bool, checkS
 		return f, nil
 	}
 	var rdb redis.UniversalClient
-	if raw != nil {
-		if rdb, err = app.StoreClient(raw, cfg.Redis); err != nil {
+	if f.storesRedis != nil {
+		if rdb, err = app.StoreClient(f.storesRedis, cfg.Redis); err != nil {
 			return nil, err
 		}
 	}

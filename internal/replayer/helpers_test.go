@@ -50,11 +50,18 @@ type fx struct {
 func newFx(t testing.TB, withRedis bool) *fx {
 	t.Helper()
 	js, nc, srv := natstest.JetStream(t)
+	return newFxOn(t, withRedis, js, nc, srv.ClientURL())
+}
+
+// newFxOn is newFx on a server of the test's own: js and nc are a
+// connection with every permission, url is the one the CLI and workers use.
+func newFxOn(t testing.TB, withRedis bool, js jetstream.JetStream, nc *nats.Conn, url string) *fx {
+	t.Helper()
 	cfg := config.DefaultReplayer()
-	cfg.NATS.URL = srv.ClientURL()
+	cfg.NATS.URL = url
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	x := &fx{t: t, nc: nc, js: js, url: srv.ClientURL(), cfg: cfg}
+	x := &fx{t: t, nc: nc, js: js, url: url, cfg: cfg}
 	if withRedis {
 		x.rdb, x.prefix = redistest.Client(t)
 		x.cfg.Redis.URL, x.cfg.Redis.Prefix = redistest.URL(), x.prefix

@@ -18,7 +18,9 @@ const (
 	// MetricSkipped counts entries left in the DLQ, by class and reason
 	// (not_auto_replayable, cooling_down, unusable_request, bad_entry).
 	MetricSkipped = "agentfleet_dlq_replayer_skipped_total"
-	// MetricHalts counts safety halts, by rule.
+	// MetricHalts counts safety halts, by rule; rule "stores" (RuleStores)
+	// counts the drain passes held because the fleet's workers record
+	// other stores than the drain's.
 	MetricHalts = "agentfleet_dlq_replayer_halts_total"
 	// MetricPaused is 1 while replays of a model are paused by its cooldown.
 	MetricPaused = "agentfleet_dlq_replayer_paused"

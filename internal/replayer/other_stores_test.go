@@ -149,7 +149,9 @@ func TestStoresCheck(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := x.run(ctx, nil, "replay", "--dry-run").must(t, ExitUsage, "dry run")
-		contains(t, out.stderr, "no stores id at "+key)
+		// Both possibilities: other stores, or the fleet's Redis lost its
+		// data (found in review, nineteenth session).
+		contains(t, out.stderr, "no stores id at "+key, "no worker ever used these stores", "lost its data")
 		if n, err := x.rdb.Exists(ctx, key).Result(); err != nil || n != 0 {
 			t.Fatalf("the replayer set the stores id %s (exists %d, %v)", key, n, err)
 		}

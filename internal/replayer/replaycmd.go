@@ -64,7 +64,14 @@ func runReplay(ctx context.Context, c *cmdCtx, pos []string) error {
 	if conc < 1 {
 		return usagef("--concurrency must be at least 1")
 	}
-	f, err := c.openFleet(ctx, !o.dryRun) // a dry run checks the stores too: the real run would refuse them
+	// A dry run checks the stores too (the real run would refuse other
+	// stores), but one that cannot (Redis down, the worker consumer out of
+	// reach) warns and prints the plan: the real run refuses (exit 1).
+	check := requireStoresCheck
+	if o.dryRun {
+		check = tryStoresCheck
+	}
+	f, err := c.openFleet(ctx, !o.dryRun, check)
 	if err != nil {
 		return err
 	}

@@ -120,9 +120,12 @@ func Run(ctx context.Context, args []string, env Env) int {
 // openFleet opens the fleet for a command that reads the fleet's stores
 // (show, replay, drain): OpenFleet, after checking that the configured
 // stores are the ones the fleet's workers record (ErrOtherStores, exit 3;
-// a warning on stderr when the workers record none).
-func (c *cmdCtx) openFleet(ctx context.Context, withStores bool) (*Fleet, error) {
-	return openFleet(ctx, c.cfg, withStores, c.env.Stderr, c.log)
+// a warning on stderr when the workers record none). check says what a
+// check that cannot be decided does (ErrStoresNotChecked): fail the
+// command (requireStoresCheck: replay, drain) or warn (tryStoresCheck:
+// show, replay --dry-run).
+func (c *cmdCtx) openFleet(ctx context.Context, withStores bool, check storesCheck) (*Fleet, error) {
+	return openFleet(ctx, c.cfg, withStores, check, c.env.Stderr, c.log)
 }
 
 // errQuiet is returned by a command that already printed why it failed.

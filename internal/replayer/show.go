@@ -67,7 +67,7 @@ func runShow(ctx context.Context, c *cmdCtx, pos []string) error {
 	if len(pos) != 1 || !envelope.ValidID(pos[0]) {
 		return usagef("show wants one invocation id ([A-Za-z0-9_-]{1,128})")
 	}
-	f, err := c.openFleet(ctx, true)
+	f, err := c.openFleet(ctx, true, tryStoresCheck) // show changes nothing: a check that cannot be decided warns
 	if err != nil {
 		return err
 	}
