@@ -8,12 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentfleet/agentfleet/internal/app"
-	"github.com/agentfleet/agentfleet/internal/config"
-	"github.com/agentfleet/agentfleet/internal/natstest"
 	"github.com/agentfleet/agentfleet/internal/redistest"
 	"github.com/agentfleet/agentfleet/internal/streams"
 )
@@ -59,50 +56,25 @@ func earlierWorkerEnsure(ctx context.Context, js jetstream.JetStream, sc streams
 func TestEarlierVersionWorkerRestartsInAnUpgradedFleet(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s := natstest.RunServer(t)
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb, prefix := redistest.Client(t)
-	cfg := config.DefaultWorker()
-	cfg.Redis.URL, cfg.Redis.Prefix = redistest.URL(), prefix
-	sc := app.StreamsConfig(cfg)
-	recorded := func() string {
-		t.Helper()
-		cons, err := js.Consumer(ctx, sc.RequestsStream, sc.WorkerConsumer)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return streams.WorkerStoresOf(cons.CachedInfo().Config.Description)
-	}
+	f := newRedisFleet(t)
 
-	if err := startOnRedis(t, "w-new", s.ClientURL(), redistest.URL(), prefix); err != nil {
+	if err := f.start(t, "w-new", redistest.URL()); err != nil {
 		t.Fatal(err)
 	}
-	id, err := rdb.Get(ctx, prefix+app.StoresIDKey).Result()
-	if err != nil {
-		t.Fatalf("no stores id in Redis at %s: %v", prefix+app.StoresIDKey, err)
-	}
-	full := app.RedisStoresIdentity(cfg, id)
-	if got := recorded(); got != full {
+	full := app.RedisStoresIdentity(f.cfg, f.storesID(ctx, t))
+	if got := f.recordedStores(ctx, t); got != full {
 		t.Fatalf("the consumer records %q, want %q", got, full)
 	}
-	if err := earlierWorkerEnsure(ctx, js, sc, app.StoresIdentity(cfg)); err != nil {
+	if err := earlierWorkerEnsure(ctx, f.js, f.sc, app.StoresIdentity(f.cfg)); err != nil {
 		t.Fatalf("an earlier-version worker on the fleet's own Redis, restarting after the upgrade, was refused: %v", err)
 	}
-	if err := startOnRedis(t, "w-new-again", s.ClientURL(), redistest.URL(), prefix); err != nil {
+	if err := f.start(t, "w-new-again", redistest.URL()); err != nil {
 		t.Fatalf("a worker of this version after an earlier-version worker's start: %v", err)
 	}
-	if got := recorded(); got != full {
+	if got := f.recordedStores(ctx, t); got != full {
 		t.Errorf("after the earlier-version worker and a worker of this version the consumer records %q, want %q (adopted again)", got, full)
 	}
-	if err := startOnRedis(t, "w-other-server", s.ClientURL(), startSecondRedis(t), prefix); !errors.Is(err, app.ErrBadConfig) {
+	if err := f.start(t, "w-other-server", startSecondRedis(t)); !errors.Is(err, app.ErrBadConfig) {
 		t.Errorf("after the adoption a worker on another Redis server: err = %v, want ErrBadConfig", err)
 	}
 }

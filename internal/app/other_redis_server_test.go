@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/redis/go-redis/v9"
 
@@ -42,27 +41,10 @@ func TestWorkerOnAnotherRedisServerIsRefused(t *testing.T) {
 	other := startSecondRedis(t)
 	s := natstest.RunServer(t)
 	_, prefix := redistest.Client(t)
-	start := func(name, redisURL string) error {
-		cfg := config.DefaultWorker()
-		cfg.NATS.URL = s.ClientURL()
-		cfg.Embedded.Enabled = false
-		cfg.Redis.URL, cfg.Redis.Prefix, cfg.Redis.DemoPrefix = redisURL, prefix, prefix
-		cfg.MetricsAddr = ""
-		cfg.LogLevel = "error"
-		cfg.Worker.Name = name
-		ctx, cancel := context.WithCancel(context.Background())
-		r, err := app.StartWorker(ctx, cfg, func(string) string { return "" }, io.Discard)
-		if err != nil {
-			cancel()
-			return err
-		}
-		t.Cleanup(func() { cancel(); _ = r.Wait() })
-		return nil
-	}
-	if err := start("w-first-redis", redistest.URL()); err != nil {
+	if err := startOnRedis(t, "w-first-redis", s.ClientURL(), redistest.URL(), prefix); err != nil {
 		t.Fatal(err)
 	}
-	err := start("w-second-redis", other)
+	err := startOnRedis(t, "w-second-redis", s.ClientURL(), other, prefix)
 	if !errors.Is(err, app.ErrBadConfig) {
 		t.Errorf("a worker on another Redis server (%s, same db and prefix) joined the fleet's consumer (err = %v): stores identities %q and %q; want it refused (ErrBadConfig)",
 			other, err, app.StoresIdentity(config.Worker{Redis: config.Redis{URL: redistest.URL(), Prefix: prefix}}),
@@ -147,6 +129,55 @@ func startOnRedis(t *testing.T, name, natsURL, redisURL, prefix string) error {
 	return nil
 }
 
+// redisFleet is a fleet's NATS server (embedded) and the configuration of
+// its workers, whose stores are on the test's Redis under a prefix of the
+// test's own.
+type redisFleet struct {
+	js     jetstream.JetStream
+	url    string         // the NATS server's
+	rdb    *redis.Client  // the test's Redis
+	prefix string         // the stores' prefix
+	cfg    config.Worker  // the workers' (Redis URL and prefix set)
+	sc     streams.Config // the fleet's streams
+}
+
+func newRedisFleet(t *testing.T) *redisFleet {
+	t.Helper()
+	js, _, s := natstest.JetStream(t)
+	rdb, prefix := redistest.Client(t)
+	cfg := config.DefaultWorker()
+	cfg.Redis.URL, cfg.Redis.Prefix = redistest.URL(), prefix
+	return &redisFleet{js: js, url: s.ClientURL(), rdb: rdb, prefix: prefix, cfg: cfg, sc: app.StreamsConfig(cfg)}
+}
+
+// start starts a worker of the fleet with its stores on redisURL under the
+// fleet's prefix (startOnRedis).
+func (f *redisFleet) start(t *testing.T, name, redisURL string) error {
+	t.Helper()
+	return startOnRedis(t, name, f.url, redisURL, f.prefix)
+}
+
+// storesID is the stores' id the fleet's workers keep in Redis.
+func (f *redisFleet) storesID(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	id, err := f.rdb.Get(ctx, f.prefix+app.StoresIDKey).Result()
+	if err != nil {
+		t.Fatalf("no stores id in Redis at %s: %v", f.prefix+app.StoresIDKey, err)
+	}
+	return id
+}
+
+// recordedStores is what the fleet's worker consumer records as its
+// workers' stores.
+func (f *redisFleet) recordedStores(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	cons, err := f.js.Consumer(ctx, f.sc.RequestsStream, f.sc.WorkerConsumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return streams.WorkerStoresOf(cons.CachedInfo().Config.Description)
+}
+
 // Two names of one Redis server (an IP address and a hostname, a
 // service name and its address) are the same stores: the id is read from
 // the server, so the second worker joins.
@@ -178,68 +209,40 @@ func TestWorkerOnTheSameRedisByAnotherNameJoins(t *testing.T) {
 func TestEarlierStoresRecordIsAdopted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s := natstest.RunServer(t)
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb, prefix := redistest.Client(t)
-	cfg := config.DefaultWorker()
-	cfg.Redis.URL, cfg.Redis.Prefix = redistest.URL(), prefix
-	sc := app.StreamsConfig(cfg)
-	legacy := app.StoresIdentity(cfg)
+	f := newRedisFleet(t)
+	sc := f.sc
+	legacy := app.StoresIdentity(f.cfg)
 	if strings.Contains(legacy, "id=") {
 		t.Fatalf("StoresIdentity %q is not the earlier format", legacy)
 	}
 	sc.WorkerStores = legacy
-	if _, err := streams.Ensure(ctx, js, sc); err != nil {
+	if _, err := streams.Ensure(ctx, f.js, sc); err != nil {
 		t.Fatal(err)
 	}
 
-	if err := startOnRedis(t, "w-upgraded", s.ClientURL(), redistest.URL(), prefix); err != nil {
+	if err := f.start(t, "w-upgraded", redistest.URL()); err != nil {
 		t.Fatalf("the first worker of this version on the fleet's own Redis was refused by the earlier record %q: %v", legacy, err)
 	}
-	id, err := rdb.Get(ctx, prefix+app.StoresIDKey).Result()
-	if err != nil {
-		t.Fatalf("no stores id in Redis at %s: %v", prefix+app.StoresIDKey, err)
-	}
-	cons, err := js.Consumer(ctx, sc.RequestsStream, sc.WorkerConsumer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := streams.WorkerStoresOf(cons.CachedInfo().Config.Description), app.RedisStoresIdentity(cfg, id); got != want {
+	id := f.storesID(ctx, t)
+	if got, want := f.recordedStores(ctx, t), app.RedisStoresIdentity(f.cfg, id); got != want {
 		t.Errorf("the consumer records %q after the upgrade, want %q", got, want)
 	}
-	if err := startOnRedis(t, "w-upgraded-2", s.ClientURL(), redistest.URL(), prefix); err != nil {
+	if err := f.start(t, "w-upgraded-2", redistest.URL()); err != nil {
 		t.Errorf("a second worker of the fleet after the upgrade: %v", err)
 	}
-	if err := startOnRedis(t, "w-other-server", s.ClientURL(), startSecondRedis(t), prefix); !errors.Is(err, app.ErrBadConfig) {
+	if err := f.start(t, "w-other-server", startSecondRedis(t)); !errors.Is(err, app.ErrBadConfig) {
 		t.Errorf("after the upgrade a worker on another Redis server: err = %v, want ErrBadConfig", err)
 	}
 
 	// An earlier record of another prefix is other stores.
-	s2 := natstest.RunServer(t)
-	nc2, err := nats.Connect(s2.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc2.Close()
-	js2, err := jetstream.New(nc2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	other := cfg
-	other.Redis.Prefix = prefix + "blue:"
+	js2, _, s2 := natstest.JetStream(t)
+	other := f.cfg
+	other.Redis.Prefix = f.prefix + "blue:"
 	sc.WorkerStores = app.StoresIdentity(other)
 	if _, err := streams.Ensure(ctx, js2, sc); err != nil {
 		t.Fatal(err)
 	}
-	if err := startOnRedis(t, "w-earlier-other-prefix", s2.ClientURL(), redistest.URL(), prefix); !errors.Is(err, app.ErrBadConfig) {
-		t.Errorf("a worker on prefix %q against an earlier record of %q: err = %v, want ErrBadConfig", prefix, other.Redis.Prefix, err)
+	if err := startOnRedis(t, "w-earlier-other-prefix", s2.ClientURL(), redistest.URL(), f.prefix); !errors.Is(err, app.ErrBadConfig) {
+		t.Errorf("a worker on prefix %q against an earlier record of %q: err = %v, want ErrBadConfig", f.prefix, other.Redis.Prefix, err)
 	}
 }

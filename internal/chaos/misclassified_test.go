@@ -33,10 +33,6 @@ func TestMisclassifiedFailureDoesNotPassVacuously(t *testing.T) {
 	deadLetterEntry(t, p, ids[1], "BAD_REQUEST", false)
 	p.finish(t, ids[1], envelope.StatusFailed, "BAD_REQUEST")
 
-	tr := newTracker(ids)
-	for _, id := range ids {
-		tr.markSubmitted(id)
-	}
 	// The run's configuration: the default fault spec (transient faults
 	// only) and the replay on.
 	rep := &Report{Config: Config{}.WithDefaults(), ReplayMode: "dlq-replayer replay"}

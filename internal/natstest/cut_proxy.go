@@ -15,19 +15,37 @@ import (
 // CutProxy forwards TCP connections to a NATS server, for tests of what a
 // client does when a request is lost in a server restart. In swallow mode
 // (SetSwallow) it drops what the client sends and closes Swallowed once
-// that included a JetStream API request; Cut then closes every connection,
-// as a server restart (or a dropped link) does to a request in flight. New
-// connections are forwarded normally again.
+// that included a JetStream API request (SwallowedPing once it included a
+// PING, as a flush sends); Cut then closes every connection, as a server
+// restart (or a dropped link) does to a request in flight. New connections
+// are forwarded normally again.
 type CutProxy struct {
 	ln net.Listener
 
 	mu        sync.Mutex
 	swallow   bool
 	dropped   bytes.Buffer
-	signalled bool
-	swallowed chan struct{}
+	swallowed signal // a JetStream API request was dropped
+	pinged    signal // a PING was dropped
 	conns     []net.Conn
 	wg        sync.WaitGroup
+}
+
+// signal is a channel closed once the dropped bytes contain a marker.
+type signal struct {
+	marker string
+	done   bool
+	ch     chan struct{}
+}
+
+func newSignal(marker string) signal { return signal{marker: marker, ch: make(chan struct{})} }
+
+// check closes the channel the first time dropped contains the marker.
+func (s *signal) check(dropped []byte) {
+	if !s.done && bytes.Contains(dropped, []byte(s.marker)) {
+		s.done = true
+		close(s.ch)
+	}
 }
 
 // StartCutProxy listens on a free loopback port and forwards to target
@@ -38,7 +56,7 @@ func StartCutProxy(t testing.TB, target string) *CutProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &CutProxy{ln: ln, swallowed: make(chan struct{})}
+	p := &CutProxy{ln: ln, swallowed: newSignal("$JS.API."), pinged: newSignal("PING\r\n")}
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -73,7 +91,11 @@ func (p *CutProxy) URL() string { return "nats://" + p.ln.Addr().String() }
 
 // Swallowed is closed once a JetStream API request was dropped in swallow
 // mode.
-func (p *CutProxy) Swallowed() <-chan struct{} { return p.swallowed }
+func (p *CutProxy) Swallowed() <-chan struct{} { return p.swallowed.ch }
+
+// SwallowedPing is closed once a PING (a flush's, say) was dropped in
+// swallow mode.
+func (p *CutProxy) SwallowedPing() <-chan struct{} { return p.pinged.ch }
 
 // SetSwallow turns swallow mode on or off.
 func (p *CutProxy) SetSwallow(on bool) {
@@ -103,10 +125,8 @@ func (p *CutProxy) clientToServer(c, s net.Conn) {
 			swallow := p.swallow
 			if swallow {
 				p.dropped.Write(buf[:n])
-				if !p.signalled && bytes.Contains(p.dropped.Bytes(), []byte("$JS.API.")) {
-					p.signalled = true
-					close(p.swallowed)
-				}
+				p.swallowed.check(p.dropped.Bytes())
+				p.pinged.check(p.dropped.Bytes())
 			}
 			p.mu.Unlock()
 			if !swallow {

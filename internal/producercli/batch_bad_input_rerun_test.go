@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
 	"github.com/agentfleet/agentfleet/internal/natstest"
@@ -56,10 +59,7 @@ func TestBatchRerunSendsALineRefusedAsBadInputAgain(t *testing.T) {
 	// "billing" is deployed; the duplicate window has passed; the file is
 	// run again, as the runbook says the producer will.
 	startWorker("support", "billing")
-	firstRun := time.Now()
-	for time.Since(firstRun) < 2*sc.RequestDuplicates {
-		time.Sleep(50 * time.Millisecond) // outlive the stream's duplicate window
-	}
+	outliveDuplicateWindow(sc)
 	second, err := producercli.RunBatch(ctx, c, lines, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -107,48 +107,94 @@ func TestBatchRerunInsideTheDuplicateWindowSaysToWait(t *testing.T) {
 // worker runs only when startWorker is given it.
 func badInputBatch(t *testing.T, ctx context.Context, dupWindow time.Duration) (streams.Config, *client.Client, []producercli.Line, func(agents ...string) context.CancelFunc) {
 	t.Helper()
-	js, nc, _ := natstest.JetStream(t)
-	sc := streams.Config{RequestDuplicates: dupWindow, WorkerAckWait: 5 * time.Second}.WithDefaults()
-	if _, err := streams.Ensure(ctx, js, sc); err != nil {
-		t.Fatal(err)
-	}
-	sessions, locker, invs := session.NewMemory(), session.NewMemoryLocker(), session.NewMemoryInvocations(time.Hour)
 	done := model.Func{ModelName: "test", Generate: func(context.Context, *model.Request, bool) iter.Seq2[*model.Response, error] {
 		return func(yield func(*model.Response, error) bool) { yield(agenttest.Text("done"), nil) }
 	}}
-	startWorker := func(agents ...string) context.CancelFunc {
-		runners := map[string]*agent.Runner{}
-		for _, name := range agents {
-			runners[name] = &agent.Runner{Agent: &agent.Agent{Name: name, Model: done, MaxModelCalls: 3}, Sessions: sessions}
-		}
-		w, err := worker.New(context.Background(), worker.Config{
-			Name: "w-" + strings.Join(agents, "-"), FetchWait: 100 * time.Millisecond, BusyDelay: 50 * time.Millisecond,
-			InfraBackoffMax: 100 * time.Millisecond, AckWait: sc.WorkerAckWait,
-		}, worker.Deps{
-			JS: js, Streams: sc, Agents: runners, Locker: locker, Invocations: invs,
-			DLQ:    dlq.NewPublisher(js, dlq.Config{Stream: sc.DLQStream, Prefix: sc.DLQPrefix}),
-			Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel),
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		wctx, wcancel := context.WithCancel(context.Background())
-		stopped := make(chan struct{})
-		go func() { _ = w.Run(wctx); close(stopped) }()
-		var once sync.Once
-		stop := func() { once.Do(func() { wcancel(); <-stopped }) }
-		t.Cleanup(stop)
-		return stop
-	}
-
-	c, err := client.New(js, nc, producercli.ClientConfig(sc))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := newBadInputFleet(t, ctx, dupWindow, done)
 	lines, err := producercli.ParseBatch(strings.NewReader(
 		`{"invocation_id":"ticket-7","agent":"billing","user_id":"u1","session_id":"s1","text":"Why was I charged twice?"}` + "\n"))
 	if err != nil || len(lines) != 1 || lines[0].Err != nil {
 		t.Fatalf("test premise: %+v %v", lines, err)
 	}
-	return sc, c, lines, startWorker
+	return f.sc, f.client(), lines, f.startWorker
+}
+
+// badInputFleet is embedded NATS with the fleet's streams and real workers
+// over memory stores they share, each running the agents it is started
+// with (so a request for another agent is refused as BAD_INPUT), all
+// answering with one model.
+type badInputFleet struct {
+	t   *testing.T
+	js  jetstream.JetStream
+	nc  *nats.Conn
+	srv *server.Server
+	sc  streams.Config
+
+	m        model.Model
+	sessions *session.Memory
+	locker   *session.MemoryLocker
+	invs     *session.MemoryInvocations
+}
+
+// newBadInputFleet makes the streams, the requests stream with the
+// duplicate window dupWindow (a short one stands for "ten minutes later");
+// every agent of its workers answers with m.
+func newBadInputFleet(t *testing.T, ctx context.Context, dupWindow time.Duration, m model.Model) *badInputFleet {
+	t.Helper()
+	js, nc, srv := natstest.JetStream(t)
+	sc := streams.Config{RequestDuplicates: dupWindow, WorkerAckWait: 5 * time.Second}.WithDefaults()
+	if _, err := streams.Ensure(ctx, js, sc); err != nil {
+		t.Fatal(err)
+	}
+	f := &badInputFleet{t: t, js: js, nc: nc, srv: srv, sc: sc, m: m}
+	f.sessions, f.locker, f.invs = session.NewMemory(), session.NewMemoryLocker(), session.NewMemoryInvocations(time.Hour)
+	return f
+}
+
+// startWorker runs a worker with the agents named until the test ends or
+// the function it returns (stop, which waits for it) is called.
+func (f *badInputFleet) startWorker(agents ...string) context.CancelFunc {
+	t := f.t
+	t.Helper()
+	runners := map[string]*agent.Runner{}
+	for _, name := range agents {
+		runners[name] = &agent.Runner{Agent: &agent.Agent{Name: name, Model: f.m, MaxModelCalls: 3}, Sessions: f.sessions}
+	}
+	w, err := worker.New(context.Background(), worker.Config{
+		Name: "w-" + strings.Join(agents, "-"), FetchWait: 100 * time.Millisecond, BusyDelay: 50 * time.Millisecond,
+		InfraBackoffMax: 100 * time.Millisecond, AckWait: f.sc.WorkerAckWait,
+	}, worker.Deps{
+		JS: f.js, Streams: f.sc, Agents: runners, Locker: f.locker, Invocations: f.invs,
+		DLQ:    dlq.NewPublisher(f.js, dlq.Config{Stream: f.sc.DLQStream, Prefix: f.sc.DLQPrefix}),
+		Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, wcancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { _ = w.Run(wctx); close(stopped) }()
+	var once sync.Once
+	stop := func() { once.Do(func() { wcancel(); <-stopped }) }
+	t.Cleanup(stop)
+	return stop
+}
+
+// outliveDuplicateWindow waits until the requests stream's duplicate
+// window has passed (twice over) since now.
+func outliveDuplicateWindow(sc streams.Config) {
+	firstRun := time.Now()
+	for time.Since(firstRun) < 2*sc.RequestDuplicates {
+		time.Sleep(50 * time.Millisecond) // outlive the stream's duplicate window
+	}
+}
+
+// client is a producer's client of the fleet's streams.
+func (f *badInputFleet) client() *client.Client {
+	f.t.Helper()
+	c, err := client.New(f.js, f.nc, producercli.ClientConfig(f.sc))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return c
 }

@@ -5,22 +5,13 @@ import (
 	"context"
 	"iter"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/agentfleet/agentfleet/internal/natstest"
 	"github.com/agentfleet/agentfleet/internal/producercli"
-	"github.com/agentfleet/agentfleet/internal/streams"
-	"github.com/agentfleet/agentfleet/internal/worker"
-	"github.com/agentfleet/agentfleet/pkg/agent"
 	"github.com/agentfleet/agentfleet/pkg/agent/agenttest"
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
-	"github.com/agentfleet/agentfleet/pkg/agent/session"
-	"github.com/agentfleet/agentfleet/pkg/client"
-	"github.com/agentfleet/agentfleet/pkg/dlq"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
 
@@ -40,12 +31,6 @@ import (
 func TestSendWaitAfterABadInputRefusalReportsTheNewResult(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	js, nc, srv := natstest.JetStream(t)
-	sc := streams.Config{RequestDuplicates: 200 * time.Millisecond, WorkerAckWait: 5 * time.Second}.WithDefaults()
-	if _, err := streams.Ensure(ctx, js, sc); err != nil {
-		t.Fatal(err)
-	}
-	sessions, locker, invs := session.NewMemory(), session.NewMemoryLocker(), session.NewMemoryInvocations(time.Hour)
 	release := make(chan struct{})
 	held := model.Func{ModelName: "test", Generate: func(ctx context.Context, _ *model.Request, _ bool) iter.Seq2[*model.Response, error] {
 		return func(yield func(*model.Response, error) bool) {
@@ -58,41 +43,18 @@ func TestSendWaitAfterABadInputRefusalReportsTheNewResult(t *testing.T) {
 			yield(agenttest.Text("done"), nil)
 		}
 	}}
-	startWorker := func(agents ...string) context.CancelFunc {
-		runners := map[string]*agent.Runner{}
-		for _, name := range agents {
-			runners[name] = &agent.Runner{Agent: &agent.Agent{Name: name, Model: held, MaxModelCalls: 3}, Sessions: sessions}
-		}
-		w, err := worker.New(context.Background(), worker.Config{
-			Name: "w-" + strings.Join(agents, "-"), FetchWait: 100 * time.Millisecond, BusyDelay: 50 * time.Millisecond,
-			InfraBackoffMax: 100 * time.Millisecond, AckWait: sc.WorkerAckWait,
-		}, worker.Deps{
-			JS: js, Streams: sc, Agents: runners, Locker: locker, Invocations: invs,
-			DLQ:    dlq.NewPublisher(js, dlq.Config{Stream: sc.DLQStream, Prefix: sc.DLQPrefix}),
-			Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel),
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		wctx, wcancel := context.WithCancel(context.Background())
-		stopped := make(chan struct{})
-		go func() { _ = w.Run(wctx); close(stopped) }()
-		var once sync.Once
-		stop := func() { once.Do(func() { wcancel(); <-stopped }) }
-		t.Cleanup(stop)
-		return stop
-	}
+	f := newBadInputFleet(t, ctx, 200*time.Millisecond, held)
 	send := func() (int, string) {
 		var out, errb bytes.Buffer
 		env := producercli.Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
-		code := producercli.Run(ctx, []string{"--nats-url", srv.ClientURL(), "--timeout", "20s",
+		code := producercli.Run(ctx, []string{"--nats-url", f.srv.ClientURL(), "--timeout", "20s",
 			"send", "--agent", "billing", "--user", "u1", "--session", "s1", "--invocation", "ticket-9", "--wait",
 			"Why was I charged twice?"}, env)
 		return code, "stdout " + strings.TrimSpace(out.String()) + "; stderr " + strings.TrimSpace(errb.String())
 	}
 
 	// The fleet does not run "billing" yet: refused as BAD_INPUT.
-	stop := startWorker("support")
+	stop := f.startWorker("support")
 	if code, out := send(); code != producercli.ExitNotCompleted || !strings.Contains(out, "BAD_INPUT") {
 		t.Fatalf("test premise: first send exit %d (%s), want 4 failed BAD_INPUT", code, out)
 	}
@@ -100,16 +62,13 @@ func TestSendWaitAfterABadInputRefusalReportsTheNewResult(t *testing.T) {
 
 	// "billing" is deployed, the duplicate window has passed, the same
 	// command is run again.
-	startWorker("support", "billing")
-	firstRun := time.Now()
-	for time.Since(firstRun) < 2*sc.RequestDuplicates {
-		time.Sleep(50 * time.Millisecond) // outlive the stream's duplicate window
-	}
+	f.startWorker("support", "billing")
+	outliveDuplicateWindow(f.sc)
 	// A tap on the result look-up (a direct get of the last result): the
 	// model answers only once the command has looked, so the order is
 	// fixed: look-up, then the new result.
-	tap := natstest.Connect(t, srv)
-	looked, err := tap.SubscribeSync("$JS.API.DIRECT.GET." + sc.ResultsStream + "." + sc.ResultSubject("ticket-9"))
+	tap := natstest.Connect(t, f.srv)
+	looked, err := tap.SubscribeSync("$JS.API.DIRECT.GET." + f.sc.ResultsStream + "." + f.sc.ResultSubject("ticket-9"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,10 +95,7 @@ func TestSendWaitAfterABadInputRefusalReportsTheNewResult(t *testing.T) {
 		t.Fatal("send did not end")
 	}
 	// The invocation did complete.
-	c, err := client.New(js, nc, producercli.ClientConfig(sc))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := f.client()
 	var final string
 	for ctx.Err() == nil {
 		if st, err := c.Lookup(ctx, "ticket-9"); err == nil && st.Status == envelope.StatusCompleted {

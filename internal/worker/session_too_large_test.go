@@ -31,22 +31,8 @@ import (
 // and is dead-lettered again the same way, without looping.
 func TestSessionTooLargeIsNotRetriedAsInfrastructure(t *testing.T) {
 	e := newEnv(t)
-	ctx := context.Background()
-	svc, err := natssession.NewService(ctx, e.js, natssession.Config{SessionBucket: "review_sessions_too_large", MaxValueSize: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// A long conversation: the session is close to the entry limit.
-	k := session.Key{App: "support", UserID: "u1", SessionID: "long"}
-	if err := svc.AppendEvent(ctx, k, &session.Event{InvocationID: "earlier", Author: "support",
-		Content: model.NewTextContent(model.RoleModel, strings.Repeat("x", 2800))}); err != nil {
-		t.Fatal(err)
-	}
-	e.deps = func(d *worker.Deps) {
-		for _, r := range d.Agents {
-			r.Sessions = svc
-		}
-	}
+	nearlyFullSession(t, e, "review_sessions_too_large", "long")
 	var steps []agenttest.Step
 	for range 10 {
 		steps = append(steps, agenttest.Reply(agenttest.Text("Here is a fairly long answer that no longer fits into the session: "+strings.Repeat("y", 300))))
@@ -101,21 +87,7 @@ func TestSessionTooLargeIsNotRetriedAsInfrastructure(t *testing.T) {
 // that one model call, the tool not run.
 func TestSessionTooLargeWithinTheRunIsDeadLettered(t *testing.T) {
 	e := newEnv(t)
-	ctx := context.Background()
-	svc, err := natssession.NewService(ctx, e.js, natssession.Config{SessionBucket: "sessions_full_in_run", MaxValueSize: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := session.Key{App: "support", UserID: "u1", SessionID: "full"}
-	if err := svc.AppendEvent(ctx, k, &session.Event{InvocationID: "earlier", Author: "support",
-		Content: model.NewTextContent(model.RoleModel, strings.Repeat("x", 2800))}); err != nil {
-		t.Fatal(err)
-	}
-	e.deps = func(d *worker.Deps) {
-		for _, r := range d.Agents {
-			r.Sessions = svc
-		}
-	}
+	nearlyFullSession(t, e, "sessions_full_in_run", "full")
 	var steps []agenttest.Step
 	for range 10 {
 		steps = append(steps, agenttest.Reply(agenttest.Call("get_order", map[string]any{"order_id": "A-1042"})))
@@ -129,5 +101,28 @@ func TestSessionTooLargeWithinTheRunIsDeadLettered(t *testing.T) {
 	if res.Status != envelope.StatusDeadLettered || llm.Calls() != 1 || len(res.ToolsRun) != 0 || len(en) != 1 ||
 		en[0].Class != string(taxonomy.Unknown) || !strings.Contains(en[0].Reason, "size limit") {
 		t.Fatalf("result %+v, model calls %d, dlq %+v; want a dead letter naming the size limit after one model call", res, llm.Calls(), en)
+	}
+}
+
+// nearlyFullSession has the agents of the workers e starts keep their
+// sessions in a NATS-only store (the KV bucket named bucket, entries of at
+// most 4096 bytes) that holds a long conversation: the "support" session
+// sessionID of user u1, close to the entry limit.
+func nearlyFullSession(t *testing.T, e *env, bucket, sessionID string) {
+	t.Helper()
+	ctx := context.Background()
+	svc, err := natssession.NewService(ctx, e.js, natssession.Config{SessionBucket: bucket, MaxValueSize: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := session.Key{App: "support", UserID: "u1", SessionID: sessionID}
+	if err := svc.AppendEvent(ctx, k, &session.Event{InvocationID: "earlier", Author: "support",
+		Content: model.NewTextContent(model.RoleModel, strings.Repeat("x", 2800))}); err != nil {
+		t.Fatal(err)
+	}
+	e.deps = func(d *worker.Deps) {
+		for _, r := range d.Agents {
+			r.Sessions = svc
+		}
 	}
 }

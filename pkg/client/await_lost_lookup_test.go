@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,53 +24,13 @@ import (
 // producer's send --wait exits 3 and a batch line is "timeout" for an
 // invocation that completed.
 func TestAwaitSeesALiveResultAfterALookupLostInARestart(t *testing.T) {
-	tg := streamstest.Embedded(t)
-	proxy := natstest.StartCutProxy(t, tg.NC.ConnectedUrl()[len("nats://"):])
-
-	nc, js, reconnected := proxy.Connect(t)
-	c, err := client.New(js, nc, client.Config{
-		RequestsStream: tg.Cfg.RequestsStream, ResultsStream: tg.Cfg.ResultsStream,
-		RequestPrefix: tg.Cfg.RequestPrefix, ResultPrefix: tg.Cfg.ResultPrefix,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-
 	// Await found nothing stored and starts waiting: from now on the
 	// client's traffic goes nowhere, until the next look-up has been sent.
-	const id = "inv-lost-lookup"
-	client.SetWaitingHook(c, func(string) { proxy.SetSwallow(true) })
-	type out struct {
-		res *envelope.Result
-		err error
-	}
-	done := make(chan out, 1)
-	actx, acancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer acancel()
-	go func() {
-		res, err := c.Await(actx, id)
-		done <- out{res, err}
-	}()
-
-	tctx, tcancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer tcancel()
-	recv(tctx, t, proxy.Swallowed()) // a look-up is in flight and will never be answered
-	proxy.Cut()                      // the server "restarts": the connection drops
-	recv(tctx, t, (<-chan struct{})(reconnected))
-	// The subscription is back on the server once a flush after the
-	// reconnect returns (nats.go resubscribes first).
-	if err := nc.FlushTimeout(10 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-
-	// The worker publishes the result after the restart: it is stored and
-	// delivered live to Await's subscription.
-	b, _ := (&envelope.Result{InvocationID: id, Status: envelope.StatusCompleted, Content: "done"}).Encode()
-	if _, err := tg.JS.Publish(tctx, tg.Cfg.ResultSubject(id), b); err != nil {
-		t.Fatal(err)
-	}
-
-	o := recv(tctx, t, done)
+	o := awaitAcrossACut(t, "inv-lost-lookup",
+		func(c *client.Client, proxy *natstest.CutProxy) {
+			client.SetWaitingHook(c, func(string) { proxy.SetSwallow(true) })
+		},
+		(*natstest.CutProxy).Swallowed) // a look-up is in flight and will never be answered
 	if o.err != nil {
 		t.Fatalf("Await = %v (context deadline exceeded: %v); want the result stored and delivered after the reconnect",
 			o.err, errors.Is(o.err, context.DeadlineExceeded))
@@ -77,4 +38,54 @@ func TestAwaitSeesALiveResultAfterALookupLostInARestart(t *testing.T) {
 	if o.res.Content != "done" {
 		t.Fatalf("Await = %+v", o.res)
 	}
+}
+
+// awaited is what Await returned.
+type awaited struct {
+	res *envelope.Result
+	err error
+}
+
+// awaitAcrossACut runs Await for id on a client connected to an embedded
+// server through a natstest.CutProxy, and loses one of Await's requests in
+// a server "restart": arm prepares the client and proxy before Await
+// starts (it turns the proxy's swallow mode on, or has it turned on);
+// once inFlight's channel is closed (a request of Await's was swallowed
+// and will never be answered), the connection is cut. After the reconnect
+// (the subscription back on the server) the worker publishes a completed
+// result "done" for id, stored and delivered live to Await's subscription.
+// It returns what Await returned.
+func awaitAcrossACut(t *testing.T, id string, arm func(*client.Client, *natstest.CutProxy),
+	inFlight func(*natstest.CutProxy) <-chan struct{}) awaited {
+	t.Helper()
+	tg := streamstest.Embedded(t)
+	proxy := natstest.StartCutProxy(t, strings.TrimPrefix(tg.NC.ConnectedUrl(), "nats://"))
+	nc, js, reconnected := proxy.Connect(t)
+	c := newClientOn(t, tg, js, nc)
+
+	tctx, tcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer tcancel()
+	arm(c, proxy)
+	done := make(chan awaited, 1)
+	actx, acancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer acancel()
+	go func() {
+		res, err := c.Await(actx, id)
+		done <- awaited{res, err}
+	}()
+	recv(tctx, t, inFlight(proxy))
+	proxy.Cut() // the server "restarts": the connection drops
+	recv(tctx, t, reconnected)
+	// The subscription is back on the server once a flush after the
+	// reconnect returns (nats.go resubscribes first).
+	if err := nc.FlushTimeout(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+
+	// The worker publishes the result after the restart.
+	b, _ := (&envelope.Result{InvocationID: id, Status: envelope.StatusCompleted, Content: "done"}).Encode()
+	if _, err := tg.JS.Publish(tctx, tg.Cfg.ResultSubject(id), b); err != nil {
+		t.Fatal(err)
+	}
+	return recv(tctx, t, done)
 }

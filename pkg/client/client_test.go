@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentfleet/agentfleet/internal/streams/streamstest"
@@ -18,7 +19,13 @@ import (
 
 func newClient(t *testing.T, tg streamstest.Target) *client.Client {
 	t.Helper()
-	c, err := client.New(tg.JS, tg.NC, client.Config{
+	return newClientOn(t, tg, tg.JS, tg.NC)
+}
+
+// newClientOn is a client of tg's streams on the connection nc (js on it).
+func newClientOn(t *testing.T, tg streamstest.Target, js jetstream.JetStream, nc *nats.Conn) *client.Client {
+	t.Helper()
+	c, err := client.New(js, nc, client.Config{
 		RequestsStream: tg.Cfg.RequestsStream, ResultsStream: tg.Cfg.ResultsStream,
 		RequestPrefix: tg.Cfg.RequestPrefix, ResultPrefix: tg.Cfg.ResultPrefix,
 	})

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/agentfleet/agentfleet/internal/natstest"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
 	"github.com/agentfleet/agentfleet/pkg/agent/session/natssession"
@@ -25,18 +27,7 @@ import (
 // every call that takes a key), and the connection stays usable.
 func TestLongSessionIDDoesNotCloseTheConnection(t *testing.T) {
 	js, nc, _ := natstest.JetStream(t)
-	svc, err := natssession.NewService(ctx, js, natssession.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	locker, err := natssession.NewLocker(ctx, js, natssession.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	invs, err := natssession.NewInvocations(ctx, js, natssession.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc, locker, invs := openStores(t, js)
 	long := session.Key{App: "support", UserID: "u1", SessionID: strings.Repeat("s", 4000)}
 	aerr := svc.AppendEvent(ctx, long, &session.Event{InvocationID: "i1", Author: "support"})
 	t.Logf("append with a 4000-byte session id: %.200v", aerr)
@@ -73,18 +64,7 @@ func TestLongSessionIDDoesNotCloseTheConnection(t *testing.T) {
 // worker's keys always fit, and a key just within MaxKeyLen works.
 func TestKeysWithinEnvelopeLimitsFit(t *testing.T) {
 	js, _, _ := natstest.JetStream(t)
-	svc, err := natssession.NewService(ctx, js, natssession.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	locker, err := natssession.NewLocker(ctx, js, natssession.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	invs, err := natssession.NewInvocations(ctx, js, natssession.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc, locker, invs := openStores(t, js)
 	widest := session.Key{App: strings.Repeat("a", 128), UserID: strings.Repeat("ü", 128), SessionID: strings.Repeat("s", 256)}
 	if err := svc.AppendEvent(ctx, widest, &session.Event{InvocationID: "i1", Author: "support"}); err != nil {
 		t.Fatalf("append to a session with the envelope's longest ids: %v", err)
@@ -108,4 +88,23 @@ func TestKeysWithinEnvelopeLimitsFit(t *testing.T) {
 	if err := svc.AppendEvent(ctx, edge, &session.Event{InvocationID: "i1", Author: "support"}); !errors.Is(err, natssession.ErrKeyTooLong) {
 		t.Fatalf("append with a key just past MaxKeyLen = %v; want ErrKeyTooLong", err)
 	}
+}
+
+// openStores opens the session, lock and invocation stores on js with the
+// default configuration.
+func openStores(t *testing.T, js jetstream.JetStream) (*natssession.Service, *natssession.Locker, *natssession.Invocations) {
+	t.Helper()
+	svc, err := natssession.NewService(ctx, js, natssession.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	locker, err := natssession.NewLocker(ctx, js, natssession.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	invs, err := natssession.NewInvocations(ctx, js, natssession.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, locker, invs
 }
