@@ -27,19 +27,7 @@ func TestOnToolErrorMapIsSanitisedWhateverItsShape(t *testing.T) {
 	f.agent.Callbacks.OnToolError = []agent.OnToolErrorCallback{func(_ context.Context, _ *agent.CallbackContext, _ *agent.ToolCall, err error) (map[string]any, error) {
 		return map[string]any{"error": err.Error()}, nil
 	}}
-	if _, err := f.run(t, "inv-1", "what is my balance?"); err != nil {
-		t.Fatal(err)
-	}
-	reqs := f.model.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("model calls = %d, want 2", len(reqs))
-	}
-	var sent string
-	for _, c := range reqs[1].Contents {
-		for _, fr := range c.FunctionResponses() {
-			sent += fmt.Sprint(fr.Response)
-		}
-	}
+	sent := functionResponsesInSecondCall(t, f)
 	for _, leak := range []string{"orders-db.prod.internal", "hunter2", "SELECT balance"} {
 		if strings.Contains(sent, leak) {
 			t.Errorf("the model was sent %q in the failed tool's response: %s", leak, sent)
@@ -55,6 +43,22 @@ func TestOnToolErrorMapForAnUnknownToolIsSanitised(t *testing.T) {
 	f.agent.Callbacks.OnToolError = []agent.OnToolErrorCallback{func(_ context.Context, _ *agent.CallbackContext, _ *agent.ToolCall, err error) (map[string]any, error) {
 		return map[string]any{"error": err.Error() + ": registry at dial tcp tools.prod.internal:8500: password=hunter2"}, nil
 	}}
+	sent := functionResponsesInSecondCall(t, f)
+	if sent == "" {
+		t.Fatal("no function response was sent to the model")
+	}
+	for _, leak := range []string{"tools.prod.internal", "hunter2"} {
+		if strings.Contains(sent, leak) {
+			t.Errorf("the model was sent %q in the unknown tool's response: %s", leak, sent)
+		}
+	}
+}
+
+// functionResponsesInSecondCall runs f once, requires the model to have been
+// called twice, and returns the function responses the second call was sent,
+// as text.
+func functionResponsesInSecondCall(t *testing.T, f *fixture) string {
+	t.Helper()
 	if _, err := f.run(t, "inv-1", "what is my balance?"); err != nil {
 		t.Fatal(err)
 	}
@@ -68,12 +72,5 @@ func TestOnToolErrorMapForAnUnknownToolIsSanitised(t *testing.T) {
 			sent += fmt.Sprint(fr.Response)
 		}
 	}
-	if sent == "" {
-		t.Fatal("no function response was sent to the model")
-	}
-	for _, leak := range []string{"tools.prod.internal", "hunter2"} {
-		if strings.Contains(sent, leak) {
-			t.Errorf("the model was sent %q in the unknown tool's response: %s", leak, sent)
-		}
-	}
+	return sent
 }

@@ -1,16 +1,9 @@
 package taxonomy_test
 
 import (
-	"context"
-	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
-
-	"github.com/agentfleet/agentfleet/pkg/agent/agenttest"
-	"github.com/agentfleet/agentfleet/pkg/agent/model"
-	"github.com/agentfleet/agentfleet/pkg/agent/tool"
-	"github.com/agentfleet/agentfleet/pkg/idempotency"
 )
 
 // Regression (found in review, eighteenth session): the seed's worked
@@ -28,15 +21,9 @@ import (
 // (tool.ErrOutcomeUnknown), which CompletedTool.OutcomeUnknown reads.
 func TestDegradedMessageDoesNotDenyATimedOutRefund(t *testing.T) {
 	var ran atomic.Int32
-	refund := tool.MustFunc("refund_order", "Refund an order.",
-		func(ctx context.Context, a refundArgs) (map[string]any, error) {
-			ran.Add(1)
-			return nil, fmt.Errorf("orders service: %w", context.DeadlineExceeded)
-		})
-	final := degradedAnswer(t, "inv-timeout", "Please refund order A-1042",
-		idempotency.Wrap(refund, idempotency.NewMemory(), idempotency.Options{Agent: "support"}),
-		agenttest.Reply(agenttest.Call("refund_order", map[string]any{"order_id": "A-1042", "amount_cents": 1299})),
-		agenttest.Fail(&model.ProviderError{Provider: "sim", StatusCode: 503}),
+	final := degradedAnswer(t, "inv-timeout", "Please refund order A-1042", timingOutRefund(&ran),
+		refundA1042(),
+		modelUnavailable(),
 	)
 	if ran.Load() != 1 {
 		t.Fatalf("refund ran %d times, want 1", ran.Load())

@@ -7,16 +7,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/agentfleet/agentfleet/pkg/agent/agenttest"
-	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/agent/tool"
 	"github.com/agentfleet/agentfleet/pkg/idempotency"
 )
-
-type notAppliedRefundArgs struct {
-	OrderID     string `json:"order_id"`
-	AmountCents int    `json:"amount_cents"`
-}
 
 // Regression (found in review, eighteenth session): A refund tool written as idempotency.ErrNotApplied documents it (and as
 // the repository's own support.RefundOrder is): the orders service books a
@@ -34,7 +27,7 @@ type notAppliedRefundArgs struct {
 func TestDegradedMessageDoesNotDenyATimedOutRefundMarkedNotApplied(t *testing.T) {
 	var booked atomic.Int32
 	refund := tool.MustFunc("refund_order", "Refund an order.",
-		func(ctx context.Context, a notAppliedRefundArgs) (map[string]any, error) {
+		func(ctx context.Context, a refundArgs) (map[string]any, error) {
 			key, ok := idempotency.KeyFromContext(ctx)
 			if !ok || key == "" {
 				t.Errorf("no idempotency key in the tool's context")
@@ -45,10 +38,9 @@ func TestDegradedMessageDoesNotDenyATimedOutRefundMarkedNotApplied(t *testing.T)
 			// under this key is harmless.
 			return nil, fmt.Errorf("%w (%w)", err, idempotency.ErrNotApplied)
 		})
-	final := degradedAnswer(t, "inv-fix2-timeout", "Please refund order A-1042",
-		idempotency.Wrap(refund, idempotency.NewMemory(), idempotency.Options{Agent: "support"}),
-		agenttest.Reply(agenttest.Call("refund_order", map[string]any{"order_id": "A-1042", "amount_cents": 1299})),
-		agenttest.Fail(&model.ProviderError{Provider: "sim", StatusCode: 503}),
+	final := degradedAnswer(t, "inv-fix2-timeout", "Please refund order A-1042", wrapForSupport(refund),
+		refundA1042(),
+		modelUnavailable(),
 	)
 	if booked.Load() != 1 {
 		t.Fatalf("refund booked %d times, want 1", booked.Load())

@@ -7,12 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/agentfleet/agentfleet/pkg/agent"
 	"github.com/agentfleet/agentfleet/pkg/agent/agenttest"
-	"github.com/agentfleet/agentfleet/pkg/agent/model"
-	"github.com/agentfleet/agentfleet/pkg/agent/session"
 	"github.com/agentfleet/agentfleet/pkg/agent/tool"
-	"github.com/agentfleet/agentfleet/pkg/taxonomy"
 )
 
 type lookupArgs struct {
@@ -42,7 +38,7 @@ func TestTimedOutCallThatSucceededOnRetryIsNotReportedAsBeingChecked(t *testing.
 	final := degradedAnswer(t, "inv-lookup", "What did order A-1042 cost?", lookup,
 		agenttest.Reply(agenttest.Call("get_order", args)),
 		agenttest.Reply(agenttest.Call("get_order", args)), // "you may try once more"
-		agenttest.Fail(&model.ProviderError{Provider: "sim", StatusCode: 503}),
+		modelUnavailable(),
 	)
 	if runs.Load() != 2 {
 		t.Fatalf("get_order ran %d times, want 2 (a timeout, then a successful retry)", runs.Load())
@@ -70,40 +66,9 @@ func TestTimedOutReadOnlyLookupIsNotReportedAsBeingChecked(t *testing.T) {
 		})
 	final := degradedAnswer(t, "inv-lookup-2", "What did order A-1042 cost?", lookup,
 		agenttest.Reply(agenttest.Call("get_order", map[string]any{"order_id": "A-1042"})),
-		agenttest.Fail(&model.ProviderError{Provider: "sim", StatusCode: 503}),
+		modelUnavailable(),
 	)
 	if strings.Contains(final, "may have gone through") || strings.Contains(final, "do not send the request again") {
 		t.Errorf("a read-only lookup that timed out is reported as something that may have happened, and the user is told not to ask again: %q", final)
 	}
-}
-
-// degradedAnswer runs the support agent with tl, the model answering the
-// scripted steps and the fleet's callbacks (ClassifyToolError, the
-// taxonomy's OnModelError), and returns the final text: the degraded
-// answer when the last step fails.
-func degradedAnswer(t *testing.T, id, text string, tl tool.Tool, steps ...agenttest.Step) string {
-	t.Helper()
-	runner := &agent.Runner{
-		Agent: &agent.Agent{
-			Name:  "support",
-			Model: agenttest.NewScriptedModel(steps...),
-			Tools: []tool.Tool{tl},
-			Callbacks: agent.Callbacks{
-				OnModelError: []agent.OnModelErrorCallback{taxonomy.OnModelError(taxonomy.CallbackOptions{})},
-				OnToolError:  []agent.OnToolErrorCallback{agent.ClassifyToolError()},
-			},
-			MaxModelCalls: 10,
-		},
-		Sessions: session.NewMemory(),
-	}
-	events, err := agenttest.Collect(runner.Run(context.Background(), agent.RunRequest{
-		InvocationID: id, UserID: "u1", SessionID: "s1",
-		Message: model.NewTextContent(model.RoleUser, text),
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	final := agenttest.FinalText(events)
-	t.Logf("degraded message: %q", final)
-	return final
 }

@@ -1,19 +1,11 @@
 package taxonomy_test
 
 import (
-	"context"
-	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
 
-	"github.com/agentfleet/agentfleet/pkg/agent"
 	"github.com/agentfleet/agentfleet/pkg/agent/agenttest"
-	"github.com/agentfleet/agentfleet/pkg/agent/model"
-	"github.com/agentfleet/agentfleet/pkg/agent/session"
-	"github.com/agentfleet/agentfleet/pkg/agent/tool"
-	"github.com/agentfleet/agentfleet/pkg/idempotency"
-	"github.com/agentfleet/agentfleet/pkg/taxonomy"
 )
 
 // The seed's worked example: refundOrder had already run when the next
@@ -29,40 +21,14 @@ import (
 // it now names the refund as being checked, once, and asks not to repeat.
 func TestDegradedMessageDoesNotDenyAnEffectOfUnknownOutcome(t *testing.T) {
 	var ran atomic.Int32
-	refund := tool.MustFunc("refund_order", "Refund an order.",
-		func(ctx context.Context, a refundArgs) (map[string]any, error) {
-			ran.Add(1)
-			// The refund request went out; its reply did not come back in time.
-			return nil, fmt.Errorf("orders service: %w", context.DeadlineExceeded)
-		})
-	llm := agenttest.NewScriptedModel(
-		agenttest.Reply(agenttest.Call("refund_order", map[string]any{"order_id": "A-1042", "amount_cents": 1299})),
+	// The refund request goes out; its reply does not come back in time.
+	events := runDegraded(t, "inv-unknown-outcome", "Please refund order A-1042", timingOutRefund(&ran),
+		refundA1042(),
 		// "The tool timed out; you may try once more": the wrapper answers
 		// from its record this time.
-		agenttest.Reply(agenttest.Call("refund_order", map[string]any{"order_id": "A-1042", "amount_cents": 1299})),
-		agenttest.Fail(&model.ProviderError{Provider: "sim", StatusCode: 503}),
+		refundA1042(),
+		modelUnavailable(),
 	)
-	sessions := session.NewMemory()
-	runner := &agent.Runner{
-		Agent: &agent.Agent{
-			Name:  "support",
-			Model: llm,
-			Tools: []tool.Tool{idempotency.Wrap(refund, idempotency.NewMemory(), idempotency.Options{Agent: "support"})},
-			Callbacks: agent.Callbacks{
-				OnModelError: []agent.OnModelErrorCallback{taxonomy.OnModelError(taxonomy.CallbackOptions{})},
-				OnToolError:  []agent.OnToolErrorCallback{agent.ClassifyToolError()},
-			},
-			MaxModelCalls: 10,
-		},
-		Sessions: sessions,
-	}
-	events, err := agenttest.Collect(runner.Run(context.Background(), agent.RunRequest{
-		InvocationID: "inv-unknown-outcome", UserID: "u1", SessionID: "s1",
-		Message: model.NewTextContent(model.RoleUser, "Please refund order A-1042"),
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
 	if ran.Load() != 1 {
 		t.Fatalf("refund ran %d times", ran.Load())
 	}
