@@ -1,7 +1,6 @@
 package loadgen
 
 import (
-	"context"
 	"io"
 	"strings"
 	"testing"
@@ -20,15 +19,7 @@ import (
 // failures after the refund the refund check happens to catch it; with
 // failures before it nothing does.)
 func TestPhaseWhoseInvocationsAllFailIsAnError(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts an embedded NATS server and a worker process")
-	}
-	bin, err := testmain.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+	bin, ctx := workerProcessTest(t)
 	var table strings.Builder
 	rep, err := Run(ctx, Config{Embedded: true, N: 10, Workers: 1, Concurrency: 4, Timeout: time.Minute, SkipBaselines: true,
 		Processes: true, WorkerBin: bin,

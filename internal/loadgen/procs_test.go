@@ -148,15 +148,7 @@ func TestFrameworkAsProcessesOnRedis(t *testing.T) {
 // be a process; its in-flight gauge comes from its /metrics and the RSS
 // goal is judged on its own peak.
 func TestInflightWithAWorkerProcess(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts an embedded NATS server and a worker process")
-	}
-	bin, err := testmain.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+	bin, ctx := workerProcessTest(t)
 	var table strings.Builder
 	// 20 in flight, 3 model calls of 100 ms each: four waves of about
 	// 300 ms, so the 250 ms sampling sees a full wave.
@@ -178,4 +170,22 @@ func TestInflightWithAWorkerProcess(t *testing.T) {
 	if _, ok := rep.Goals["<= 1 GiB RSS"]; !ok {
 		t.Fatalf("no RSS goal in %v", rep.Goals)
 	}
+}
+
+// workerProcessTest skips the test in -short mode (it starts an embedded
+// NATS server and a worker process) and returns the worker binary (this
+// test binary, see testmain) and a context that ends with the test or
+// after 3 minutes.
+func workerProcessTest(t *testing.T) (bin string, ctx context.Context) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts an embedded NATS server and a worker process")
+	}
+	bin, err := testmain.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	return bin, ctx
 }
