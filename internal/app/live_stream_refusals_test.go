@@ -115,8 +115,8 @@ func TestServerRefusalIsDecidedByTheErrorCode(t *testing.T) {
 		code jetstream.ErrorCode
 		bad  bool
 	}{
-		{jsStreamInvalidConfig, true}, {jsConsumerWQNotUnique, true}, {jsConsumerWQMultipleUnfiltered, true},
-		{jsStreamSubjectOverlap, true}, {jsReplicasNotSupported, true},
+		{JSStreamInvalidConfig, true}, {JSConsumerWQNotUnique, true}, {JSConsumerWQMultipleUnfiltered, true},
+		{JSStreamSubjectOverlap, true}, {JSReplicasNotSupported, true},
 		{10008, false}, // JSClusterNotAvailErr: a cluster without a leader, which comes back
 		{10077, false}, // JSStreamStoreFailedF
 	} {

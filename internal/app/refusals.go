@@ -15,24 +15,24 @@ import (
 // the same configuration and the same live streams (nats.go names no
 // constants for them). Restarting cannot help: they are bad configuration.
 const (
-	// jsReplicasNotSupported: "replicas > 1 not supported in
+	// JSReplicasNotSupported: "replicas > 1 not supported in
 	// non-clustered mode".
-	jsReplicasNotSupported jetstream.ErrorCode = 10074
-	// jsStreamInvalidConfig: a stream configuration the server refuses,
+	JSReplicasNotSupported jetstream.ErrorCode = 10074
+	// JSStreamInvalidConfig: a stream configuration the server refuses,
 	// among them the changes it never makes to a live stream ("stream
 	// configuration update can not change retention policy to/from
 	// workqueue", "... can not change storage type").
-	jsStreamInvalidConfig jetstream.ErrorCode = 10052
-	// jsStreamSubjectOverlap: "subjects overlap with an existing stream"
+	JSStreamInvalidConfig jetstream.ErrorCode = 10052
+	// JSStreamSubjectOverlap: "subjects overlap with an existing stream"
 	// (another stream already takes these subjects).
-	jsStreamSubjectOverlap jetstream.ErrorCode = 10065
-	// jsConsumerWQMultipleUnfiltered: "multiple non-filtered consumers not
+	JSStreamSubjectOverlap jetstream.ErrorCode = 10065
+	// JSConsumerWQMultipleUnfiltered: "multiple non-filtered consumers not
 	// allowed on workqueue stream".
-	jsConsumerWQMultipleUnfiltered jetstream.ErrorCode = 10099
-	// jsConsumerWQNotUnique: "filtered consumer not unique on workqueue
+	JSConsumerWQMultipleUnfiltered jetstream.ErrorCode = 10099
+	// JSConsumerWQNotUnique: "filtered consumer not unique on workqueue
 	// stream" (another consumer of the work-queue stream takes the same
 	// subjects).
-	jsConsumerWQNotUnique jetstream.ErrorCode = 10100
+	JSConsumerWQNotUnique jetstream.ErrorCode = 10100
 )
 
 // ServerRefusal returns err as bad configuration (matching ErrBadConfig,
@@ -49,19 +49,19 @@ func ServerRefusal(err error) error {
 		return nil
 	}
 	switch apiErr.ErrorCode {
-	case jsReplicasNotSupported:
+	case JSReplicasNotSupported:
 		return fmt.Errorf("%w: %w (streams.replicas above 1 needs a clustered NATS: set streams.replicas to 1, or run a cluster)", ErrBadConfig, err)
-	case jsStreamInvalidConfig:
+	case JSStreamInvalidConfig:
 		return fmt.Errorf("%w: %w (the server refuses this stream configuration on every start. A live stream's retention and storage "+
 			"never change: when that is what it refuses, the stream was created with other settings, by hand or by another "+
 			"configuration. Drain the stream (requests: let the workers finish what is queued; DLQ: replay or park its entries; "+
 			"results: let the producers collect theirs), delete it (nats stream rm <stream>) so that the next start re-creates it "+
 			"with these settings, or configure other stream names (streams.requests, streams.results, streams.dlq))", ErrBadConfig, err)
-	case jsStreamSubjectOverlap:
+	case JSStreamSubjectOverlap:
 		return fmt.Errorf("%w: %w (another stream already takes these subjects, nats stream ls shows which: configure subject "+
 			"prefixes no other stream holds (streams.request_prefix, streams.result_prefix, streams.dlq_prefix), or remove "+
 			"that stream once it is drained)", ErrBadConfig, err)
-	case jsConsumerWQNotUnique, jsConsumerWQMultipleUnfiltered:
+	case JSConsumerWQNotUnique, JSConsumerWQMultipleUnfiltered:
 		return fmt.Errorf("%w: %w (the requests stream is a work queue and another consumer on it already takes these "+
 			"requests: the consumer of an earlier streams.consumer name, or one made by hand. Set streams.consumer back to its "+
 			"name, or stop the workers still on it, let it finish what it has pending and delete it "+

@@ -183,13 +183,13 @@ func Connect(ctx context.Context, cfg config.Worker, log zerolog.Logger) (*Infra
 		}
 		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
 	}
-	if apiErr := (*jetstream.APIError)(nil); errors.As(err, &apiErr) && apiErr.ErrorCode == jsReplicasNotSupported {
+	if apiErr := (*jetstream.APIError)(nil); errors.As(err, &apiErr) && apiErr.ErrorCode == JSReplicasNotSupported {
 		// "replicas > 1 not supported in non-clustered mode": the server
 		// will refuse it on every start.
 		return nil, fmt.Errorf("%w: streams.replicas %d needs a clustered NATS: %w", ErrBadConfig, inf.Streams.WithDefaults().Replicas, err)
 	}
 	if apiErr := (*jetstream.APIError)(nil); errors.As(err, &apiErr) &&
-		(apiErr.ErrorCode == jsConsumerWQNotUnique || apiErr.ErrorCode == jsConsumerWQMultipleUnfiltered) {
+		(apiErr.ErrorCode == JSConsumerWQNotUnique || apiErr.ErrorCode == JSConsumerWQMultipleUnfiltered) {
 		// Found in review, nineteenth session: these exited 1, a restart
 		// loop. Name the consumers that may hold the requests.
 		sc := inf.Streams.WithDefaults()

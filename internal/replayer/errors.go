@@ -3,6 +3,8 @@ package replayer
 import (
 	"errors"
 	"fmt"
+
+	"github.com/agentfleet/agentfleet/internal/app"
 )
 
 // HaltError says a safety rule stopped a replay (exit code 2).
@@ -51,7 +53,7 @@ func exitCode(interrupted bool, err error) int {
 		return ExitOK
 	case errors.As(err, &he):
 		return ExitHalted
-	case errors.As(err, &ue), errors.Is(err, ErrOtherStores):
+	case errors.As(err, &ue), errors.Is(err, ErrOtherStores), errors.Is(err, app.ErrBadConfig):
 		return ExitUsage
 	case interrupted:
 		return ExitInterrupted

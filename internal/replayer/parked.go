@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentfleet/agentfleet/internal/app"
 	"github.com/agentfleet/agentfleet/internal/streams"
 	"github.com/agentfleet/agentfleet/pkg/dlq"
 )
@@ -66,7 +67,38 @@ func (p *Parked) StreamConfig() jetstream.StreamConfig {
 // with a shorter parked_max_age than the team's must not drop them.
 func (p *Parked) Ensure(ctx context.Context) error {
 	if _, err := streams.Apply(ctx, p.js, p.StreamConfig(), streams.Keep{MaxAge: true}); err != nil {
-		return fmt.Errorf("parked stream: %w", err)
+		err = fmt.Errorf("parked stream: %w", err)
+		if bad := p.refusal(err); bad != nil {
+			return bad
+		}
+		return err
+	}
+	return nil
+}
+
+// refusal returns err as bad configuration (matching app.ErrBadConfig: exit
+// 3, not 1) when the server refuses the parked stream on every run, saying
+// which key to change; nil for any other error, which a retry may fix. As
+// for the worker's streams (app.ServerRefusal), the decision is the API
+// error code's, never the message's.
+func (p *Parked) refusal(err error) error {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) {
+		return nil
+	}
+	switch apiErr.ErrorCode {
+	case app.JSStreamSubjectOverlap:
+		return fmt.Errorf("%w: %w (another stream already takes the parked subjects %s.*.*, nats stream ls shows which: set "+
+			"replay.parked_prefix to a prefix no other stream holds, or remove that stream once its entries are safe)",
+			app.ErrBadConfig, err, p.cfg.Prefix)
+	case app.JSStreamInvalidConfig:
+		return fmt.Errorf("%w: %w (the stream %s exists with settings the server will not change on a live stream, "+
+			"retention or storage: it was made by hand or by another tool. Set replay.parked_stream to another name, or "+
+			"move its messages elsewhere and delete it (nats stream rm %s) so that the next run creates it)",
+			app.ErrBadConfig, err, p.cfg.Stream, p.cfg.Stream)
+	case app.JSReplicasNotSupported:
+		return fmt.Errorf("%w: %w (streams.replicas above 1 needs a clustered NATS: set streams.replicas to 1, or run a cluster)",
+			app.ErrBadConfig, err)
 	}
 	return nil
 }

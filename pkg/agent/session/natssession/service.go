@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentfleet/agentfleet/internal/kvbucket"
@@ -32,10 +33,14 @@ const jsMessageTooLarge jetstream.ErrorCode = 10054
 // holding its state and events, changed by revision-checked updates (see the
 // package documentation for the trade-off). It is safe for concurrent use.
 type Service struct {
-	kv       jetstream.KeyValue
-	cfg      Config
-	maxValue int
-	now      func() time.Time
+	kv  jetstream.KeyValue
+	nc  *nats.Conn
+	cfg Config
+	// bucketMax is the bucket's value limit less the headers' room (0: the
+	// bucket sets none); the connection's max_payload is read at each
+	// append (limit).
+	bucketMax int
+	now       func() time.Time
 }
 
 var _ session.Service = (*Service)(nil)
@@ -58,13 +63,24 @@ func NewService(ctx context.Context, js jetstream.JetStream, cfg Config) (*Servi
 	if err != nil {
 		return nil, err
 	}
-	maxValue := int(js.Conn().MaxPayload()) - headerSlack
+	s := &Service{kv: kv, nc: js.Conn(), cfg: cfg, now: time.Now}
 	if cfg.MaxValueSize > 0 {
 		// The server checks the value with the KV update's headers
 		// against the bucket's limit too: the same room is left.
-		maxValue = min(maxValue, int(cfg.MaxValueSize)-headerSlack)
+		s.bucketMax = int(cfg.MaxValueSize) - headerSlack
 	}
-	return &Service{kv: kv, cfg: cfg, maxValue: maxValue, now: time.Now}, nil
+	return s, nil
+}
+
+// limit is the largest session value an append sends: the connection's
+// max_payload as it is now (a reconnect to a server with a smaller one
+// lowers it) and the bucket's limit, each less the headers' room.
+func (s *Service) limit() int {
+	l := int(s.nc.MaxPayload()) - headerSlack
+	if s.bucketMax > 0 {
+		l = min(l, s.bucketMax)
+	}
+	return l
 }
 
 // GetOrCreate implements session.Service.
@@ -156,9 +172,9 @@ func (s *Service) AppendEvent(ctx context.Context, key session.Key, ev *session.
 		if err != nil {
 			return fmt.Errorf("natssession: encode session %v: %w", key, err)
 		}
-		if len(data) > s.maxValue {
+		if limit := s.limit(); len(data) > limit {
 			return fmt.Errorf("natssession: append event %s to %v (one KV entry per session): %w",
-				ev.ID, key, &session.TooLargeError{Size: len(data), Limit: s.maxValue})
+				ev.ID, key, &session.TooLargeError{Size: len(data), Limit: limit})
 		}
 		if rev == 0 {
 			_, err = s.kv.Create(ctx, k, data)
@@ -168,9 +184,12 @@ func (s *Service) AppendEvent(ctx context.Context, key session.Key, ev *session.
 		if err == nil {
 			return nil
 		}
-		if apiErr := (*jetstream.APIError)(nil); errors.As(err, &apiErr) && apiErr.ErrorCode == jsMessageTooLarge {
+		if apiErr := (*jetstream.APIError)(nil); (errors.As(err, &apiErr) && apiErr.ErrorCode == jsMessageTooLarge) ||
+			errors.Is(err, nats.ErrMaxPayload) {
 			// The server's own size check (its headers, or a limit lowered
-			// since the service opened): the same answer as ours.
+			// since the service opened), or the client's against a
+			// max_payload lowered by a reconnect between our check and
+			// the send: the same answer as ours.
 			return fmt.Errorf("natssession: append event %s to %v (one KV entry per session): %w",
 				ev.ID, key, &session.TooLargeError{Size: len(data), Err: err})
 		}
