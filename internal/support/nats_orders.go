@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentfleet/agentfleet/internal/kvbucket"
@@ -69,6 +70,11 @@ func (n *NATSOrders) load(ctx context.Context, id string) (orderRefunds, uint64,
 		return st, 0, nil
 	}
 	if err != nil {
+		if cerr := ctxEnded(ctx); cerr != nil {
+			// Cut short by the caller, not an outage (found in review,
+			// twentieth session).
+			return st, 0, fmt.Errorf("orders: load %s: %w", id, endedError(cerr, err))
+		}
 		return st, 0, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	if err := json.Unmarshal(e.Value(), &st); err != nil {
@@ -130,10 +136,23 @@ func (n *NATSOrders) Refund(ctx context.Context, r Refund) error {
 			return nil
 		}
 		if !errors.Is(err, jetstream.ErrKeyExists) && !strings.Contains(err.Error(), "wrong last sequence") {
-			return fmt.Errorf("%w: %w", ErrUnavailable, err)
+			// A publish that timed out or lost its connection may
+			// have been stored: not a plain outage.
+			return refundError(ctx, r.OrderID, err, natsNotApplied(err))
 		}
 	}
 	return fmt.Errorf("%w: too many concurrent refunds of %s", ErrUnavailable, r.OrderID)
+}
+
+// natsNotApplied reports whether err, from a KV Create or Update, says the
+// entry was not stored: the server answered with an error (a JetStream API
+// error), no stream took the message, or the key was refused before
+// sending. Anything else (a timeout, a connection closed while waiting for
+// the acknowledgement) may come after the server stored it.
+func natsNotApplied(err error) bool {
+	var api *jetstream.APIError
+	return errors.As(err, &api) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrInvalidKey)
 }
 
 // Refunds returns every refund record, order by order.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // Order is a customer order.
@@ -27,8 +28,15 @@ type Refund struct {
 // Errors an orders service returns.
 var (
 	ErrOrderNotFound = errors.New("orders: order not found")
-	// ErrUnavailable is a downstream outage or timeout: retrying may help.
+	// ErrUnavailable is a downstream outage known to have done nothing (the
+	// request was not sent, or the service refused it): retrying may help.
 	ErrUnavailable = errors.New("orders: service unavailable")
+	// ErrMayHaveApplied means a request went out and no answer came back
+	// (a reply lost with its connection, a read that timed out): the
+	// refund may have been booked. Only a call under the same idempotency
+	// key may safely be made again (every Orders implementation books a
+	// key once).
+	ErrMayHaveApplied = errors.New("orders: no answer: the request may have been applied")
 	// ErrNotAuthorised is a credential problem the model cannot fix.
 	ErrNotAuthorised = errors.New("orders: not authorised")
 	// ErrAmountTooLarge means the refund exceeds what is left to refund.
@@ -40,13 +48,18 @@ var (
 
 // Orders is the downstream orders service the tools call.
 type Orders interface {
-	// Get returns an order or ErrOrderNotFound.
+	// Get returns an order or ErrOrderNotFound; an error matching
+	// ctx.Err() when ctx ended, not ErrUnavailable.
 	Get(ctx context.Context, orderID string) (Order, error)
 	// Refund executes a refund: a real side effect, recorded once per call,
 	// except that a refund whose non-empty IdempotencyKey was booked
 	// before returns nil and books nothing, as a payment provider honours
 	// an Idempotency-Key header: a call whose reply was lost can be made
 	// again (the tool reports it retryable and the claim is released).
+	// A call whose reply is lost returns ErrMayHaveApplied, one that
+	// failed before its request went out ErrUnavailable, and one whose ctx
+	// ended an error matching ctx.Err() (with ErrMayHaveApplied too when
+	// the request had gone out).
 	Refund(ctx context.Context, r Refund) error
 }
 
@@ -152,4 +165,48 @@ func (m *MemoryOrders) Refunds() []Refund {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]Refund(nil), m.refunds...)
+}
+
+// ctxEnded returns ctx's error when it has ended, context.DeadlineExceeded
+// when its deadline has passed (a socket deadline set from it can fire a
+// moment before the context's own timer), nil otherwise.
+func ctxEnded(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// endedError is err, from a call whose ctx ended with cerr, as an error
+// matching cerr: the caller cut the call short; the service did not fail.
+func endedError(cerr, err error) error {
+	if errors.Is(err, cerr) {
+		return err
+	}
+	return fmt.Errorf("%w (%w)", cerr, err)
+}
+
+// refundError is the error of a refund of orderID whose call failed with
+// err: notApplied says the request is known not to have been applied. A
+// refund cut short by its ctx matches ctx's error (the loop treats the call
+// as interrupted or timed out, not the model); one that may have been
+// applied matches ErrMayHaveApplied; one known not applied, ErrUnavailable.
+// Every failure used to be ErrUnavailable, and refund_order answered a
+// refund booked before its reply was lost as a plain retryable outage
+// (found in review, twentieth session).
+func refundError(ctx context.Context, orderID string, err error, notApplied bool) error {
+	if cerr := ctxEnded(ctx); cerr != nil {
+		err = endedError(cerr, err)
+		if notApplied {
+			return fmt.Errorf("orders: refund %s: %w", orderID, err)
+		}
+		return fmt.Errorf("%w: refund %s: %w", ErrMayHaveApplied, orderID, err)
+	}
+	if notApplied {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return fmt.Errorf("%w: refund %s: %w", ErrMayHaveApplied, orderID, err)
 }

@@ -3,7 +3,9 @@ package support
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
@@ -63,6 +65,12 @@ func (r *RedisOrders) Get(ctx context.Context, orderID string) (Order, error) {
 	}
 	refunded, err := r.c.HGet(ctx, r.refundedKey(), orderID).Int()
 	if err != nil && err != redis.Nil {
+		if cerr := ctxEnded(ctx); cerr != nil {
+			// Cut short by the caller (an invocation cancelled, a tool
+			// timeout): not an outage to report to the model (found in
+			// review, twentieth session).
+			return Order{}, fmt.Errorf("orders: get %s: %w", orderID, endedError(cerr, err))
+		}
 		return Order{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	o.RefundedCents = refunded
@@ -104,15 +112,36 @@ func (r *RedisOrders) Refund(ctx context.Context, rf Refund) error {
 	if err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("orders: refund %s: %w", rf.OrderID, err) // not sent
+	}
 	okN, err := refundScript.Run(ctx, r.c, []string{r.refundedKey(), r.RefundsListKey(), r.prefix + "demo:refund_keys", r.RepeatsKey()},
 		rf.OrderID, rf.AmountCents, o.TotalCents, rec, rf.IdempotencyKey).Int()
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return refundError(ctx, rf.OrderID, err, redisNotApplied(err))
 	}
 	if okN == 0 {
 		return ErrAmountTooLarge
 	}
 	return nil
+}
+
+// redisNotApplied reports whether err, from the refund script's call, says
+// the script did not run: the connection was never made (a dial error, no
+// free connection in the pool, the client closed), or Redis answered with
+// an error (READONLY, LOADING, BUSY, a script error: the script's only
+// failures come before its first write). Anything else (a reply lost with
+// its connection, a read that timed out) came after the request was written.
+func redisNotApplied(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	if errors.Is(err, redis.ErrClosed) || errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrPoolExhausted) {
+		return true
+	}
+	var rerr redis.Error
+	return errors.As(err, &rerr)
 }
 
 // Refunds reads every refund record from the list.

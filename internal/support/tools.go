@@ -32,7 +32,8 @@ type RefundOrderArgs struct {
 }
 
 // GetOrder returns the read-only get_order tool. Failures the model can act
-// on come back as error maps (the seed's getOrder).
+// on come back as error maps (the seed's getOrder); a lookup whose context
+// ended is a Go error, not an outage.
 func GetOrder(orders Orders) tool.Tool {
 	return tool.MustFunc(GetOrderTool, "Look up an order by id.",
 		func(ctx context.Context, a GetOrderArgs) (map[string]any, error) {
@@ -42,6 +43,13 @@ func GetOrder(orders Orders) tool.Tool {
 				return tool.OK(map[string]any{"order": o, "amount_cents": o.TotalCents - o.RefundedCents}), nil
 			case errors.Is(err, ErrOrderNotFound):
 				return tool.NotFound("Ask the user to check the order id."), nil
+			case ctxEnded(ctx) != nil:
+				// The invocation was cancelled or the call timed out: a
+				// Go error, so the loop records no made-up outage as the
+				// call's answer (a resumed invocation looks the order up
+				// again) or answers its own timeout map. Found in review,
+				// twentieth session.
+				return nil, err
 			case errors.Is(err, ErrUnavailable):
 				return tool.Error("orders_service_timeout", true, ""), nil
 			case errors.Is(err, ErrNotAuthorised):
@@ -55,7 +63,11 @@ func GetOrder(orders Orders) tool.Tool {
 // RefundOrder returns the write tool refund_order. It is an effect: wrap it
 // with pkg/idempotency (key fields RefundKeyFields) wherever redelivery,
 // crashes or replays can happen. The idempotency key, when the wrapper put
-// one in the context, is passed to the orders service.
+// one in the context, is passed to the orders service. A refund whose
+// request went out without an answer coming back (ErrMayHaveApplied) is
+// answered with "may_have_acted": true, retryable only under a key; one
+// whose context ended is a Go error, for the loop to treat as interrupted
+// or timed out.
 func RefundOrder(orders Orders, keyFromContext func(context.Context) (string, bool)) tool.Tool {
 	return tool.MustFunc(RefundOrderTool, "Refund part or all of an order.",
 		func(ctx context.Context, a RefundOrderArgs) (map[string]any, error) {
@@ -77,6 +89,27 @@ func RefundOrder(orders Orders, keyFromContext func(context.Context) (string, bo
 				return tool.NotFound("Ask the user to check the order id."), nil
 			case errors.Is(err, ErrAmountTooLarge):
 				return tool.Error("amount_exceeds_refundable", false, "Check the order total with get_order."), nil
+			case ctxEnded(ctx) != nil:
+				// Cut short by the invocation's end or the tool's
+				// timeout: a Go error, so the loop decides (an interrupted
+				// call runs again when the invocation resumes; a timeout
+				// of this effectful tool answers "may_have_acted").
+				return nil, refundCutShort(err, r.IdempotencyKey)
+			case errors.Is(err, ErrMayHaveApplied):
+				// The request went out and its answer was lost: the refund
+				// may have been booked. Under a key, calling again is
+				// harmless and tells (the service books a key once); with
+				// none, it could refund twice. Found in review, twentieth
+				// session: this was a plain retryable outage, and the
+				// degraded answer left the refund out.
+				keyed := r.IdempotencyKey != ""
+				hint := "The refund may have gone through; do not call refund_order again. Tell the user it is being checked."
+				if keyed {
+					hint = "The refund may have gone through; calling refund_order again with the same arguments is safe and tells whether it did."
+				}
+				m := tool.Error("orders_service_timeout", keyed, hint)
+				m[tool.KeyMayHaveActed] = true
+				return m, nil
 			case errors.Is(err, ErrUnavailable):
 				return tool.Error("orders_service_timeout", true, ""), nil
 			case errors.Is(err, ErrNotAuthorised):
@@ -90,6 +123,23 @@ func RefundOrder(orders Orders, keyFromContext func(context.Context) (string, bo
 				return nil, err
 			}
 		})
+}
+
+// refundCutShort is the Go error refund_order returns for a refund whose
+// ctx ended. Under an idempotency key it is marked idempotency.ErrNotApplied
+// (the wrapper releases the claim: the service books a key once, so a
+// resumed or retried call asks it again and learns whether the refund was
+// booked). With no key, a refund that may have been applied is marked
+// tool.ErrOutcomeUnknown, so a timeout answers the model "may_have_acted".
+func refundCutShort(err error, key string) error {
+	switch {
+	case key != "":
+		return fmt.Errorf("%w (%w)", err, idempotency.ErrNotApplied)
+	case errors.Is(err, ErrMayHaveApplied):
+		return tool.OutcomeUnknown(err)
+	default:
+		return err
+	}
 }
 
 // Instruction is the support agent's system instruction.

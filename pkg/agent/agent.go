@@ -91,6 +91,11 @@ func (a Agent) Validate() error {
 		}
 		if t.Name() == "" {
 			errs = append(errs, fmt.Errorf("agent: Tools[%d] has no name", i))
+		} else if err := tool.CheckName(t.Name()); err != nil {
+			// A name the providers refuse fails every model request of
+			// the agent (each carries every declaration), not only the
+			// calls of this tool: refuse it at start.
+			errs = append(errs, fmt.Errorf("agent: Tools[%d]: %w", i, err))
 		}
 		if seen[t.Name()] {
 			errs = append(errs, fmt.Errorf("agent: tool %q registered twice", t.Name()))

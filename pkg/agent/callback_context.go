@@ -99,14 +99,18 @@ type CompletedTool struct {
 func (t CompletedTool) Succeeded() bool { return !tool.IsErrorMap(t.Response) }
 
 // OutcomeUnknown reports whether the tool's response says it failed after
-// it may have acted: reason tool.ReasonOutcomeUnknown, or a timeout of a
-// tool with effects (tool.KeyMayHaveActed, set by ClassifyToolError):
-// neither done nor not done, so a message to the user must not say it did
-// not happen. A read-only tool's timeout is not.
+// it may have acted: reason tool.ReasonOutcomeUnknown, or an error map with
+// tool.KeyMayHaveActed true whatever its reason (ClassifyToolError sets it
+// on the timeout of a tool with effects; a tool sets it on its own error
+// map when a request went out and no answer came back): neither done nor
+// not done, so a message to the user must not say it did not happen. A
+// read-only tool's timeout is not. (It honoured may_have_acted only with
+// reason "timeout" until the twentieth session's review: refund_order's own
+// "orders_service_timeout" after a lost reply read as nothing done.)
 func (t CompletedTool) OutcomeUnknown() bool {
 	r, _ := t.Response["reason"].(string)
 	acted, _ := t.Response[tool.KeyMayHaveActed].(bool)
-	return r == tool.ReasonOutcomeUnknown || (r == tool.ReasonTimeout && acted)
+	return r == tool.ReasonOutcomeUnknown || (acted && tool.IsErrorMap(t.Response))
 }
 
 // CompletedToolsOf pairs the function calls in events with their responses

@@ -28,9 +28,10 @@ const (
 	ReasonOutcomeUnknown = "outcome_unknown"
 )
 
-// KeyMayHaveActed is set (true) in a timeout error map of a tool with
-// effects: its request may have gone out before the deadline, so a message
-// to the user must not say it did not happen.
+// KeyMayHaveActed is set (true) in an error map of a tool with effects
+// whose request may have gone out without an answer coming back (a timeout,
+// a lost reply): a message to the user must not say it did not happen
+// (agent.CompletedTool.OutcomeUnknown reads it, whatever the reason).
 const KeyMayHaveActed = "may_have_acted"
 
 // MaxErrorStringLen caps every string in an error map (in runes).
@@ -143,6 +144,15 @@ var (
 	// the eighteenth session's review found api keys and client secrets in
 	// these shapes reaching the model.
 	secretColonRE = regexp.MustCompile(`(?i)(\b[\w-]*` + secretNames + `\s*:\s*)('[^']*'|"(?:[^"\\]|\\.)*"|\[[^\]]*\]|[^\s"',;]+)`)
+	// bareKeyRE: a credential with a well-known prefix standing on its
+	// own, with no name, header or key=value shape before it ("Invalid API
+	// key: sk_live_…", a key quoted in prose): Stripe's sk_/pk_/rk_,
+	// OpenAI's and Anthropic's sk-, GitHub's gh?_ and github_pat_, Google's
+	// AIza, AWS's AKIA/ASIA key ids, Slack's xox?-, a JWT. The prefixes are
+	// case-sensitive and the body long; redactBareKeys also wants a digit
+	// in it, so "sk-learn-compatible-estimators" stays text (found in
+	// review, twentieth session).
+	bareKeyRE = regexp.MustCompile(`\b(?:(?:sk|pk|rk)[-_][A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|AIza[0-9A-Za-z_-]{30,}|A(?:KIA|SIA)[0-9A-Z]{16}\b|xox[abposr]-[A-Za-z0-9-]{10,}|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)`)
 	// pathRE: a file path, Unix (two components or more, after a space,
 	// a quote, a bracket or the start), Windows with a drive letter, or
 	// UNC ("dial unix /var/run/redis/redis.sock", "open C:\data\x.db").
@@ -247,6 +257,9 @@ func redactOnce(s string) string {
 	if mayContainFold(s, "authorization", "bearer", "api-key") {
 		s = authValueRE.ReplaceAllString(s, "${1}"+redacted)
 	}
+	if mayBeBareKey(s) {
+		s = bareKeyRE.ReplaceAllStringFunc(s, redactBareKey)
+	}
 	if strings.Contains(s, "/") || strings.Contains(s, `\`) {
 		s = pathRE.ReplaceAllString(s, "${1}"+redacted)
 	}
@@ -266,6 +279,30 @@ func redactOnce(s string) string {
 		s = ipRE.ReplaceAllString(s, redacted)
 	}
 	return s
+}
+
+// bareKeyPrefixes: every match of bareKeyRE (case-sensitive) contains one
+// of them.
+var bareKeyPrefixes = []string{"sk-", "sk_", "pk-", "pk_", "rk-", "rk_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "AIza", "AKIA", "ASIA", "xox", "eyJ"}
+
+// mayBeBareKey reports whether s may hold a match of bareKeyRE.
+func mayBeBareKey(s string) bool {
+	for _, p := range bareKeyPrefixes {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// redactBareKey returns "[redacted]" for a bareKeyRE match with a digit in
+// it (random key material has one; a hyphenated name such as
+// "sk-learn-compatible-estimators" has not), the match itself otherwise.
+func redactBareKey(m string) string {
+	if strings.ContainsAny(m, "0123456789") {
+		return redacted
+	}
+	return m
 }
 
 // firstLinePrintable is s's first line, as valid UTF-8 without control

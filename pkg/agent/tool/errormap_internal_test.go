@@ -17,6 +17,7 @@ func sanitizeReference(s string) string {
 		s = secretJSONRE.ReplaceAllString(s, `${1}"`+redacted+`"`)
 		s = redactSecretColon(s)
 		s = authValueRE.ReplaceAllString(s, "${1}"+redacted)
+		s = bareKeyRE.ReplaceAllStringFunc(s, redactBareKey)
 		s = pathRE.ReplaceAllString(s, "${1}"+redacted)
 		s = ipv6RE.ReplaceAllString(s, redacted)
 		s = userinfoRE.ReplaceAllString(s, redacted+"@")
@@ -45,6 +46,7 @@ func FuzzSanitizeMatchesReference(f *testing.F) {
 		"dial unix /var/run/redis/redis.sock: refused", `open C:\data\x.db: denied`, `\\srv\share\f`, "A/B test",
 		"Authorization: Bearer sk_1", "PROXY-AUTHORIZATION=basic abc", "x-api-key: k1", "bearer\tabc", "api_key=k token='a b' client_secret=\"c\"", `{"api_key": "k\"1", "GITHUB_TOKEN":9}`, "db_password=x AWS_SECRET_ACCESS_KEY=y", "Password : 'p w'",
 		"dial tcp orders_db:5432: refused", "map[api_key:k1]", "{BaseURL:x APIKey:k1}", "client_secret: c", "x-goog-api-key: k", "Invalid api_key: must be 32", "API\u212aEY: x", "unexpected token: EOF", "lookup my_app_redis_1: no such host", "db_1.svc is down",
+		"Invalid API key: sk_live_abcdefghijklmnop1234", "AKIAIOSFODNN7EXAMPLE: denied", "sk-learn-compatible-estimators",
 	} {
 		f.Add(s)
 	}

@@ -28,10 +28,14 @@ type Func[Args, Result any] struct {
 }
 
 // NewFunc builds a Tool from fn. Result may be map[string]any or any type
-// that marshals to a JSON object.
+// that marshals to a JSON object. A name the providers refuse (CheckName)
+// is an error matching ErrInvalidName.
 func NewFunc[Args, Result any](name, description string, fn func(ctx context.Context, args Args) (Result, error)) (*Func[Args, Result], error) {
 	if name == "" || fn == nil {
 		return nil, fmt.Errorf("tool: NewFunc needs a name and a function")
+	}
+	if err := CheckName(name); err != nil {
+		return nil, fmt.Errorf("tool: NewFunc: %w", err)
 	}
 	schema, err := jsonschema.For[Args](nil)
 	if err != nil {
