@@ -50,7 +50,7 @@ func runPark(ctx context.Context, c *cmdCtx, pos []string) error {
 		fmt.Fprintf(c.env.Stdout, "dry run: would park %d entries; nothing was changed\n", len(plan))
 		return nil
 	}
-	if err := confirm(c.env, "park", len(plan), c.cfg.Replay.ConfirmAbove, c.opts.yes); err != nil {
+	if err := confirm(ctx, c.env, "park", len(plan), c.cfg.Replay.ConfirmAbove, c.opts.yes); err != nil {
 		return err
 	}
 	if err := f.EnsureForWrites(ctx); err != nil {

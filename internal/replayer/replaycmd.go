@@ -118,7 +118,7 @@ func runReplay(ctx context.Context, c *cmdCtx, pos []string) error {
 	}
 	if n.replay+n.park == 0 {
 		fmt.Fprintf(c.env.Stderr, "nothing to replay: %d entries selected (%d skipped, %d bad)\n", len(plan), n.skip, n.bad)
-	} else if err := confirm(c.env, "replay", n.replay+n.park, c.cfg.Replay.ConfirmAbove, o.yes); err != nil {
+	} else if err := confirm(ctx, c.env, "replay", n.replay+n.park, c.cfg.Replay.ConfirmAbove, o.yes); err != nil {
 		return err
 	}
 	if n.park > 0 {
