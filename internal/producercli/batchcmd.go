@@ -4,9 +4,18 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/agentfleet/agentfleet/internal/cliflag"
 	"os"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentfleet/agentfleet/internal/cliflag"
 )
+
+// windowLookupTimeout bounds reading the requests stream's duplicate window
+// for the summary.
+const windowLookupTimeout = 2 * time.Second
 
 // runBatch is "batch --file F": submit every line of a JSON Lines file and
 // print a summary by outcome and class.
@@ -54,10 +63,35 @@ func runBatch(ctx context.Context, args []string, g *globals, env Env) int {
 		Rate: ratePerSec, Concurrency: concurrency, Timeout: g.timeout,
 		Progress: NewProgress(env.Stderr, env.Terminal(env.Stderr)),
 	})
-	WriteSummary(env.Stdout, results)
+	var dupWindow time.Duration
+	if droppedInWindow(results) > 0 {
+		// Only then does the summary name it: no look-up (and no
+		// STREAM.INFO permission) needed otherwise.
+		dupWindow = duplicateWindow(ctx, nc, c.Config().RequestsStream)
+	}
+	WriteSummaryWindow(env.Stdout, results, dupWindow)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "producer batch:", err)
 		return ExitInterrupted
 	}
 	return batchExitCode(results)
+}
+
+// duplicateWindow returns the duplicate window of the stream named, as the
+// server has it (streams.duplicate_window is configurable), or 0 when it
+// cannot be read in windowLookupTimeout (no permission, the server gone):
+// the summary then names no duration. It is read also after ctx ended (an
+// interrupted batch still prints its summary).
+func duplicateWindow(ctx context.Context, nc *nats.Conn, stream string) time.Duration {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), windowLookupTimeout)
+	defer cancel()
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		return 0
+	}
+	return s.CachedInfo().Config.Duplicates
 }

@@ -18,6 +18,10 @@ import (
 // maxLineSize bounds one line of a batch file.
 const maxLineSize = 2 * envelope.DefaultMaxSize
 
+// utf8BOM is the byte order mark some editors write at the start of a
+// UTF-8 file ("UTF-8 with BOM").
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
 // Line is one request of a batch file.
 type Line struct {
 	// No is the 1-based line number in the file.
@@ -45,7 +49,10 @@ type batchLine struct {
 // the same ids. Lines that are not valid requests, including a line longer
 // than maxLineSize and a request larger than a request envelope may be
 // (envelope.DefaultMaxSize), are returned with Err set and the rest of the
-// file is still read; only a read error fails the whole parse.
+// file is still read; only a read error fails the whole parse. A UTF-8 byte
+// order mark at the start of the file is dropped: line 1 is the request it
+// would be without it (same derived id), and a '#' after it starts a
+// comment.
 func ParseBatch(r io.Reader) ([]Line, error) {
 	br := bufio.NewReaderSize(r, 64*1024)
 	var out []Line
@@ -67,7 +74,13 @@ func ParseBatch(r io.Reader) ([]Line, error) {
 		}
 		if len(chunk) > 0 || len(buf) > 0 || tooLong {
 			no++
-			raw := bytes.TrimSpace(buf)
+			raw := buf
+			if no == 1 {
+				// Written by Windows tools saving "UTF-8 with BOM": not
+				// part of the request, and invisible in the editor.
+				raw = bytes.TrimPrefix(raw, utf8BOM)
+			}
+			raw = bytes.TrimSpace(raw)
 			switch {
 			case tooLong:
 				out = append(out, Line{No: no, Err: &envelope.InvalidError{Reason: fmt.Sprintf("the line is longer than %d bytes", maxLineSize)}})

@@ -131,8 +131,18 @@ func usageCode(err error) int {
 
 // connect opens the NATS connection and the client; close the returned
 // connection when done.
+//
+// A connection that drops reconnects for as long as the command runs
+// (nats.MaxReconnects(-1)): with nats.go's default (60 attempts 2 s apart)
+// a NATS restart of more than about two minutes closed it for good, and
+// every line of a batch still to run failed as an error although Await
+// survives a restart. The command's own --timeout, its context (signals)
+// and nc.Close bound the wait instead. The first connect is not retried
+// (no nats.RetryOnFailedConnect): a server down when the command starts
+// still fails it at once (exit 1).
 func connect(g *globals) (*nats.Conn, *client.Client, error) {
-	nc, err := nats.Connect(g.natsURL, nats.Name("agentfleet-producer"), nats.Timeout(connectTimeout))
+	nc, err := nats.Connect(g.natsURL, nats.Name("agentfleet-producer"), nats.Timeout(connectTimeout),
+		nats.MaxReconnects(-1))
 	if err != nil {
 		// The URL may carry a token or a password, and nats.go's error
 		// may quote it: neither reaches the terminal (or a CI log).

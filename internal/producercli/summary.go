@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // outcomeOrder orders the summary rows.
@@ -46,8 +48,16 @@ func Summarize(results []LineResult) []SummaryRow {
 }
 
 // WriteSummary writes the summary table: outcome, class, count, and the
-// number submitted.
+// number submitted. It is WriteSummaryWindow with the requests stream's
+// duplicate window unknown.
 func WriteSummary(w io.Writer, results []LineResult) {
+	WriteSummaryWindow(w, results, 0)
+}
+
+// WriteSummaryWindow is WriteSummary for a requests stream whose duplicate
+// window is dupWindow: the advice to wait a dropped resend out names it
+// (0: unknown, and the advice names no duration).
+func WriteSummaryWindow(w io.Writer, results []LineResult, dupWindow time.Duration) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "OUTCOME\tCLASS\tCOUNT")
 	submitted := 0
@@ -62,12 +72,9 @@ func WriteSummary(w io.Writer, results []LineResult) {
 	fmt.Fprintf(tw, "total\t\t%d\n", len(results))
 	fmt.Fprintf(tw, "submitted\t\t%d\n", submitted)
 	_ = tw.Flush()
-	earlier, window := 0, 0
+	earlier, window := 0, droppedInWindow(results)
 	for _, r := range results {
-		switch {
-		case r.Earlier && r.Duplicate:
-			window++
-		case r.Earlier:
+		if r.Earlier && !r.Duplicate {
 			earlier++
 		}
 	}
@@ -77,10 +84,39 @@ func WriteSummary(w io.Writer, results []LineResult) {
 			"replay them from the DLQ (dlq-replayer replay --invocation <id>, or by class; see docs/runbook.md).\n", earlier)
 	}
 	if window > 0 {
+		wait := "the requests stream's duplicate window"
+		if dupWindow > 0 {
+			wait = "the window (" + shortDuration(dupWindow) + ")"
+		}
 		fmt.Fprintf(w, "%d line(s) refused as BAD_INPUT before were sent again, but the requests stream still held "+
-			"the earlier request in its duplicate window and dropped them: run the batch again once the window "+
-			"(10 minutes) has passed.\n", window)
+			"the earlier request in its duplicate window and dropped them: run the batch again once %s "+
+			"has passed.\n", window, wait)
 	}
+}
+
+// droppedInWindow counts the lines refused as BAD_INPUT before whose resend
+// the requests stream dropped as a duplicate.
+func droppedInWindow(results []LineResult) int {
+	n := 0
+	for _, r := range results {
+		if r.Earlier && r.Duplicate {
+			n++
+		}
+	}
+	return n
+}
+
+// shortDuration is d without trailing zero units ("1h", "10m", "1h30m",
+// "1m30s").
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // batchExitCode is ExitOK when every line completed or was skipped.

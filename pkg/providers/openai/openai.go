@@ -260,7 +260,7 @@ func (m *Model) stream(ctx context.Context, name string, params openai.ChatCompl
 				return
 			}
 		}
-		if err := s.Err(); err != nil {
+		if err := s.Err(); err != nil && !cutAfterFinish(ctx, finished, err) {
 			if r := blockedPrompt(err); r != nil && chunks == 0 {
 				yield(r, nil)
 				return
@@ -277,6 +277,21 @@ func (m *Model) stream(ctx context.Context, name string, params openai.ChatCompl
 		out.TurnComplete = true
 		yield(out, nil)
 	}
+}
+
+// cutAfterFinish reports whether a stream that ended with err had already
+// received its answer whole: choice 0 carried a finish reason (every delta
+// of a choice comes before its finish chunk), and the stream was then cut
+// (the connection dropped before the usage chunk that include_usage sends
+// after it, or before [DONE]). The answer is returned without usage. An
+// error event the server sent (an API error) and the caller's own cancel
+// stay errors.
+func cutAfterFinish(ctx context.Context, finished bool, err error) bool {
+	if !finished || ctx.Err() != nil {
+		return false
+	}
+	var apiErr *openai.Error
+	return !errors.As(err, &apiErr)
 }
 
 // CodeInvalidPrompt is the OpenAI error code of an HTTP 400 for a prompt
