@@ -83,10 +83,22 @@ func (r *RedisOrders) Get(ctx context.Context, orderID string) (Order, error) {
 // KEYS: refunded hash, refunds list, booked idempotency keys (hash), the
 // repeats counter. ARGV: order id, amount, total, record, idempotency key
 // ("" for none). Returns 1 booked, 0 too large, 2 booked before under the
-// same key (counted in the repeats counter).
-var refundScript = redis.NewScript(`
+// same key (counted in the repeats counter when Redis can).
+//
+// Redis refuses a script's first write when it is out of memory (maxmemory
+// with noeviction: -OOM) and lets the writes after it run, so the booking
+// is refused whole (HINCRBY is its first write: known not applied, as
+// redisNotApplied reads an error reply). The repeat path's counter is the
+// path's only write and a statistic: redis.pcall ignores its refusal, so a
+// refund asked again under a booked key still answers "booked before".
+// With redis.call the OOM error was the answer, read as known not applied:
+// a booked refund reported as a plain outage (found in review, twentieth
+// session).
+var refundScript = redis.NewScript(refundScriptSrc)
+
+const refundScriptSrc = `
 if ARGV[5] ~= '' and redis.call('HEXISTS', KEYS[3], ARGV[5]) == 1 then
-  redis.call('INCR', KEYS[4])
+  redis.pcall('INCR', KEYS[4])
   return 2
 end
 local done = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
@@ -95,7 +107,7 @@ redis.call('HINCRBY', KEYS[1], ARGV[1], ARGV[2])
 redis.call('RPUSH', KEYS[2], ARGV[4])
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[5], '1') end
 return 1
-`)
+`
 
 // Refund implements Orders.
 func (r *RedisOrders) Refund(ctx context.Context, rf Refund) error {
@@ -115,7 +127,8 @@ func (r *RedisOrders) Refund(ctx context.Context, rf Refund) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("orders: refund %s: %w", rf.OrderID, err) // not sent
 	}
-	okN, err := refundScript.Run(ctx, r.c, []string{r.refundedKey(), r.RefundsListKey(), r.prefix + "demo:refund_keys", r.RepeatsKey()},
+	okN, err := runScriptOnce(ctx, r.c, refundScript, refundScriptSrc,
+		[]string{r.refundedKey(), r.RefundsListKey(), r.prefix + "demo:refund_keys", r.RepeatsKey()},
 		rf.OrderID, rf.AmountCents, o.TotalCents, rec, rf.IdempotencyKey).Int()
 	if err != nil {
 		return refundError(ctx, rf.OrderID, err, redisNotApplied(err))
@@ -126,12 +139,57 @@ func (r *RedisOrders) Refund(ctx context.Context, rf Refund) error {
 	return nil
 }
 
-// redisNotApplied reports whether err, from the refund script's call, says
-// the script did not run: the connection was never made (a dial error, no
-// free connection in the pool, the client closed), or Redis answered with
-// an error (READONLY, LOADING, BUSY, a script error: the script's only
-// failures come before its first write). Anything else (a reply lost with
-// its connection, a read that timed out) came after the request was written.
+// noRetryCmd is a command go-redis sends at most once: its NoRetry
+// method turns off every resend of a command that may have reached the
+// server (a *redis.Client's MaxRetries loop, a ring's, a cluster's
+// MaxRedirects loop, which resends after a lost reply even with MaxRetries
+// off). A command that never reached the wire may still be sent on another
+// connection, its first execution; MOVED, ASK and READONLY redirections,
+// answers that Redis did not apply it, still go to the right node.
+type noRetryCmd struct{ *redis.Cmd }
+
+// NoRetry implements redis.Cmder.
+func (noRetryCmd) NoRetry() bool { return true }
+
+// runScriptOnce runs script (whose source is src) as Script.Run does,
+// EVALSHA and then EVAL when Redis does not hold the script (NOSCRIPT: not
+// run), with each command sent at most once (noRetryCmd).
+//
+// The booking script must not be resent: go-redis resends a command whose
+// reply was lost, which Redis may have applied (an unkeyed refund booked
+// twice), and the error the caller then gets is the resend's (a refused
+// dial, a READONLY reply), which redisNotApplied reads as "never ran": a
+// booked refund was answered as a plain retryable outage. ConnectRedis
+// turns retries on when redis.url sets max_retries>0, and a cluster
+// client resends whatever its MaxRetries; so rather than guess from the
+// client's options whether a resend may have happened, the booking is
+// never resent (found in review, twentieth session).
+func runScriptOnce(ctx context.Context, c redis.UniversalClient, script *redis.Script, src string, keys []string, args ...any) *redis.Cmd {
+	cmdArgs := make([]any, 0, 3+len(keys)+len(args))
+	cmdArgs = append(cmdArgs, "evalsha", script.Hash(), len(keys))
+	for _, k := range keys {
+		cmdArgs = append(cmdArgs, k)
+	}
+	cmdArgs = append(cmdArgs, args...)
+	cmd := redis.NewCmd(ctx, cmdArgs...)
+	_ = c.Process(ctx, noRetryCmd{cmd})
+	if !redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+		return cmd
+	}
+	cmdArgs[0], cmdArgs[1] = "eval", src
+	cmd = redis.NewCmd(ctx, cmdArgs...)
+	_ = c.Process(ctx, noRetryCmd{cmd})
+	return cmd
+}
+
+// redisNotApplied reports whether err, from the refund script's call
+// (runScriptOnce: never resent, so err is that of the one request sent),
+// says the script did not run: the connection was never made (a dial
+// error, no free connection in the pool, the client closed), or Redis
+// answered with an error (READONLY, LOADING, BUSY, OOM, a script error: the
+// script's only failures come before its first write). Anything else (a
+// reply lost with its connection, a read that timed out) came after the
+// request was written.
 func redisNotApplied(err error) bool {
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {

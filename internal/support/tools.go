@@ -130,7 +130,9 @@ func RefundOrder(orders Orders, keyFromContext func(context.Context) (string, bo
 // (the wrapper releases the claim: the service books a key once, so a
 // resumed or retried call asks it again and learns whether the refund was
 // booked). With no key, a refund that may have been applied is marked
-// tool.ErrOutcomeUnknown, so a timeout answers the model "may_have_acted".
+// tool.ErrOutcomeUnknown, so a timeout answers the model "may_have_acted"
+// and, when the tool is not wrapped for idempotency, not retryable
+// (agent.ClassifyToolError).
 func refundCutShort(err error, key string) error {
 	switch {
 	case key != "":

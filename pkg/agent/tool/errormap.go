@@ -257,9 +257,6 @@ func redactOnce(s string) string {
 	if mayContainFold(s, "authorization", "bearer", "api-key") {
 		s = authValueRE.ReplaceAllString(s, "${1}"+redacted)
 	}
-	if mayBeBareKey(s) {
-		s = bareKeyRE.ReplaceAllStringFunc(s, redactBareKey)
-	}
 	if strings.Contains(s, "/") || strings.Contains(s, `\`) {
 		s = pathRE.ReplaceAllString(s, "${1}"+redacted)
 	}
@@ -277,6 +274,15 @@ func redactOnce(s string) string {
 	if strings.Contains(s, ".") {
 		s = internalHost.ReplaceAllString(s, redacted)
 		s = ipRE.ReplaceAllString(s, redacted)
+	}
+	// Last: a key-shaped label of a host or a file name
+	// ("sk-prod-orders-db-01.internal:5432", "/srv/pk_exports_2024/x.db")
+	// is redacted whole by the host and path patterns above; run first,
+	// this pass left "[redacted].internal:5432", which they no longer see
+	// as a host, and the port and domain reached the model (found in
+	// review, twentieth session).
+	if mayBeBareKey(s) {
+		s = bareKeyRE.ReplaceAllStringFunc(s, redactBareKey)
 	}
 	return s
 }

@@ -17,7 +17,6 @@ func sanitizeReference(s string) string {
 		s = secretJSONRE.ReplaceAllString(s, `${1}"`+redacted+`"`)
 		s = redactSecretColon(s)
 		s = authValueRE.ReplaceAllString(s, "${1}"+redacted)
-		s = bareKeyRE.ReplaceAllStringFunc(s, redactBareKey)
 		s = pathRE.ReplaceAllString(s, "${1}"+redacted)
 		s = ipv6RE.ReplaceAllString(s, redacted)
 		s = userinfoRE.ReplaceAllString(s, redacted+"@")
@@ -26,6 +25,7 @@ func sanitizeReference(s string) string {
 		s = lookupRE.ReplaceAllString(s, "${1}"+redacted+"${2}")
 		s = internalHost.ReplaceAllString(s, redacted)
 		s = ipRE.ReplaceAllString(s, redacted)
+		s = bareKeyRE.ReplaceAllStringFunc(s, redactBareKey) // last, as in redactOnce
 		return s
 	})
 }
