@@ -33,8 +33,18 @@ type Config struct {
 	// run context ends, before they are stopped at a step boundary and
 	// Nak'ed (default 25s).
 	DrainTimeout time.Duration
-	// BusyDelay is the NakWithDelay for a busy session (default 2s).
+	// BusyDelay is the NakWithDelay for a busy session (default 2s; see
+	// BusyRequeueAfter).
 	BusyDelay time.Duration
+	// BusyRequeueAfter: a message that finds its session busy on its
+	// BusyRequeueAfter-th delivery or later is requeued instead of Nak'ed:
+	// a copy goes to the end of the requests stream and the message is
+	// acked (default 3: two BusyDelay waits first). A Nak'ed message keeps
+	// its slot of the consumer's MaxAckPending while it waits, so a burst
+	// for one session would otherwise hold them all and stall every other
+	// session (see Worker.requeueBusy). Negative: never requeue (always
+	// NakWithDelay).
+	BusyRequeueAfter int
 	// InfraBackoffMax caps the NakWithDelay when the worker's own stores
 	// fail: 1s doubling per delivery up to this (default 30s).
 	InfraBackoffMax time.Duration
@@ -68,6 +78,9 @@ func (c Config) WithDefaults() Config {
 	if c.MaxDeliveries == 0 {
 		c.MaxDeliveries = 5
 	}
+	if c.BusyRequeueAfter == 0 {
+		c.BusyRequeueAfter = 3
+	}
 	set(&c.AckWait, 60*time.Second)
 	set(&c.ConsumerCheckInterval, 10*time.Second)
 	set(&c.DrainTimeout, 25*time.Second)
@@ -93,6 +106,11 @@ func (c Config) Validate() error {
 	}
 	if c.MaxDeliveries < 1 {
 		errs = append(errs, errors.New("worker: MaxDeliveries must be at least 1"))
+	}
+	if c.BusyRequeueAfter == 1 {
+		// The copy of a requeue is delivered at once, with no delay: it
+		// must wait BusyDelay at least once before it is requeued again.
+		errs = append(errs, errors.New("worker: BusyRequeueAfter 1 would requeue a busy session's message without any wait (a spin): want 2 or more, or negative to never requeue"))
 	}
 	if c.AckWait < 3*time.Second {
 		errs = append(errs, errors.New("worker: AckWait must be at least 3s"))

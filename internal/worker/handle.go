@@ -99,7 +99,7 @@ func (w *Worker) afterPanic(ctx context.Context, msg jetstream.Msg, p any) {
 		_ = msg.NakWithDelay(w.cfg.InfraBackoffMax)
 		return
 	}
-	j := &job{msg: msg, started: time.Now(), log: w.log, meta: meta, delivered: int(meta.NumDelivered)}
+	j := &job{msg: msg, started: time.Now(), log: w.log, meta: meta, delivered: deliveries(meta, msg.Headers())}
 	j.replay, j.firstFail = replayHeaders(msg.Headers())
 	// The panic value is a bug's text: sanitised (no host, path or
 	// secret), never the stack (that went to the log line above).
@@ -170,10 +170,10 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		_ = msg.Term()
 		return
 	}
-	j.meta, j.delivered = meta, int(meta.NumDelivered)
+	j.meta, j.delivered = meta, deliveries(meta, msg.Headers())
 	j.replay, j.firstFail = replayHeaders(msg.Headers())
 
-	hb := startHeartbeat(msg, w.heartbeatInterval)
+	hb := w.beats.start(msg, w.heartbeatInterval)
 	defer hb.stop()
 	j.msg = beatingMsg{Msg: msg, hb: hb}
 
@@ -218,13 +218,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 	lease, rec := entry.Lease, entry.Existing
 	if errors.Is(err, session.ErrLocked) {
-		// A live holder finishes soon; a crashed one's lease runs out within
-		// SessionLease. Busy Naks do not count towards the delivery limit, so
-		// a short constant delay is cheap and keeps the session responsive.
-		d := w.cfg.BusyDelay
-		j.logAt(zerolog.DebugLevel).Err(err).Dur("delay", d).Msg("session busy; Nak with delay")
-		w.deps.Metrics.message(req.Agent, "nak_busy")
-		_ = j.msg.NakWithDelay(d)
+		w.sessionBusy(ctx, j, err)
 		return
 	}
 	if lease == nil {

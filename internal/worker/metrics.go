@@ -17,7 +17,11 @@ const (
 type Metrics struct {
 	// Messages counts handled messages by agent and action (completed,
 	// dead_lettered, failed, bad_input, nak_busy, nak_infra, nak_stopped,
-	// nak_cooldown, duplicate).
+	// nak_cooldown, duplicate, requeued). requeued: the session stayed
+	// busy, so a copy went to the end of the requests stream and the
+	// message was acked (Config.BusyRequeueAfter); a steady rate of it
+	// means a hot session (one session sent requests faster than its
+	// invocations finish).
 	Messages *prometheus.CounterVec
 	// DeadLetters counts DLQ entries by class and agent.
 	DeadLetters *prometheus.CounterVec
@@ -37,7 +41,9 @@ type Metrics struct {
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		Messages: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricMessages,
-			Help: "Request messages handled, by agent and action."}, []string{"agent", "action"}),
+			Help: "Request message deliveries handled, by agent and action (completed, dead_lettered, failed, bad_input, " +
+				"nak_busy, nak_infra, nak_stopped, nak_cooldown, duplicate, requeued: a busy session's message copied to the " +
+				"end of the requests stream and acked)."}, []string{"agent", "action"}),
 		DeadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricDeadLetters,
 			Help: "Dead-letter entries published, by class and agent."}, []string{"class", "agent"}),
 		InFlight: prometheus.NewGauge(prometheus.GaugeOpts{Name: MetricInFlight,

@@ -70,6 +70,9 @@ type Worker struct {
 	wg       sync.WaitGroup
 	// ackWait is AckWait's value (nanoseconds).
 	ackWait atomic.Int64
+	// beats are the heartbeats of the invocations running now:
+	// followAckWait re-arms them when the AckWait goes down.
+	beats liveHeartbeats
 	// panics counts the panics this worker had on each message (by stream
 	// sequence; see afterPanic).
 	panicsMu sync.Mutex
@@ -170,14 +173,26 @@ func (w *Worker) heartbeatInterval() time.Duration { return w.AckWait() / 3 }
 // streams.Ensure set it, maybe another process's, and a running
 // invocation heartbeated less often than that is redelivered to another
 // worker. It follows it back up to the configured one.
+//
+// When the value goes down, the heartbeats of the invocations running now
+// beat at once and re-arm at the new interval: each reads the interval only
+// when it re-arms, and one armed at the old, longer one would fire after the
+// new AckWait (found in review, twentieth session: the server redelivered
+// the running invocation meanwhile). Going up needs nothing: a beat armed
+// at the shorter interval only comes early.
 func (w *Worker) followAckWait(consumer time.Duration) {
 	want := w.cfg.AckWait
 	if consumer > 0 && consumer < want {
 		want = consumer
 	}
-	if old := time.Duration(w.ackWait.Swap(int64(want))); old != want {
-		w.log.Warn().Dur("ack_wait", w.cfg.AckWait).Dur("consumer_ack_wait", consumer).Dur("heartbeat_every", want/3).
-			Str("consumer", w.deps.Streams.WorkerConsumer).Msg("heartbeats follow the consumer's AckWait where it is shorter than this worker's")
+	old := time.Duration(w.ackWait.Swap(int64(want)))
+	if old == want {
+		return
+	}
+	w.log.Warn().Dur("ack_wait", w.cfg.AckWait).Dur("consumer_ack_wait", consumer).Dur("heartbeat_every", want/3).
+		Str("consumer", w.deps.Streams.WorkerConsumer).Msg("heartbeats follow the consumer's AckWait where it is shorter than this worker's")
+	if want < old {
+		w.beats.rearmAll()
 	}
 }
 

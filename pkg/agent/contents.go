@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"slices"
+
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
 	"github.com/agentfleet/agentfleet/pkg/agent/tool"
@@ -18,8 +20,12 @@ import (
 // stores its responses after that one's events). A call that has no
 // response at all (its invocation stopped mid-step and has not resumed) is
 // answered with noResult, so the model knows the call was made and that
-// its outcome is unknown. Calls and responses without an ID keep their
-// place, consecutive response turns merged, as before IDs were given.
+// its outcome is unknown. A response answers the call pairResponses pairs
+// it with (by ID and position, so a session stored before the loop made
+// call IDs unique answers each call that shares an ID with its own
+// response); a further response to an ID of the history answers nothing
+// and is left out. Calls and responses without an ID keep their place,
+// consecutive response turns merged, as before IDs were given.
 func buildContents(events []*session.Event) []*model.Content {
 	kept := make([]*session.Event, 0, len(events))
 	calls := map[string]bool{}
@@ -34,22 +40,11 @@ func buildContents(events []*session.Event) []*model.Content {
 			}
 		}
 	}
-	// The first response to each call of the history.
-	responses := map[string]*model.Part{}
-	for _, e := range kept {
-		if !onlyResponses(e.Content) {
-			continue
-		}
-		for _, p := range e.Content.Parts {
-			if fr := pairedResponse(p, calls); fr != nil && responses[fr.ID] == nil {
-				responses[fr.ID] = p
-			}
-		}
-	}
+	// The response each call of the history has, from a tool step's event.
+	responses := pairResponses(kept, func(e *session.Event) bool { return onlyResponses(e.Content) })
 	var out []*model.Content
 	var last *model.Content
 	lastIsResponses := false
-	answered := map[string]bool{}
 	for _, e := range kept {
 		if onlyResponses(e.Content) {
 			// What is left once paired responses went to their calls.
@@ -76,11 +71,10 @@ func buildContents(events []*session.Event) []*model.Content {
 		last, lastIsResponses = c, false
 		var answers []*model.Part
 		for _, fc := range c.FunctionCalls() {
-			if fc.ID == "" || answered[fc.ID] {
+			if fc.ID == "" {
 				continue
 			}
-			answered[fc.ID] = true
-			p := responses[fc.ID]
+			p := responses[fc]
 			if p == nil {
 				p = &model.Part{FunctionResponse: &model.FunctionResponse{ID: fc.ID, Name: fc.Name, Response: noResult()}}
 			}
@@ -128,23 +122,90 @@ func roleOf(e *session.Event) string {
 }
 
 // pendingCalls returns the function calls of an invocation's events that have
-// no response yet, in order: what a resumed invocation must still execute.
+// no response yet (pairResponses), in order: what a resumed invocation must
+// still execute.
 func pendingCalls(events []*session.Event) []*model.FunctionCall {
-	answered := map[string]bool{}
-	for _, e := range events {
-		for _, fr := range e.FunctionResponses() {
-			answered[fr.ID] = true
-		}
-	}
+	answered := pairResponses(events, nil)
 	var out []*model.FunctionCall
 	for _, e := range events {
 		for _, fc := range e.FunctionCalls() {
-			if !answered[fc.ID] {
+			if answered[fc] == nil {
 				out = append(out, fc)
 			}
 		}
 	}
 	return out
+}
+
+// pairResponses pairs the function responses of events (of the events
+// accept takes; all of them when accept is nil) with the calls they answer
+// and returns each answered call's response part. A response answers the
+// nearest earlier call with its ID that no earlier response answered, one
+// of its own invocation when there is one, and within that call's event
+// the first such call (a tool step records its responses in call order).
+// A response that finds no such call answers nothing.
+//
+// The loop gives every call an ID of its own (assignCallIDs), so each ID
+// has one call and position decides nothing. A session stored before it
+// did may hold an ID many times ("call_0" in every response of an
+// OpenAI-compatible server), where pairing by ID alone answered every such
+// call with the first one's response (found in review, twentieth session).
+func pairResponses(events []*session.Event, accept func(*session.Event) bool) map[*model.FunctionCall]*model.Part {
+	open := map[string][]openCall{} // unanswered calls by ID, in order
+	out := map[*model.FunctionCall]*model.Part{}
+	for i, e := range events {
+		if e == nil || e.Content == nil {
+			continue
+		}
+		take := accept == nil || accept(e)
+		for _, p := range e.Content.Parts {
+			switch {
+			case p == nil:
+			case p.FunctionCall != nil:
+				id := p.FunctionCall.ID
+				open[id] = append(open[id], openCall{event: i, invocation: e.InvocationID, call: p.FunctionCall})
+			case p.FunctionResponse != nil && take:
+				id := p.FunctionResponse.ID
+				calls := open[id]
+				if k := answeredBy(calls, e.InvocationID); k >= 0 {
+					out[calls[k].call] = p
+					open[id] = slices.Delete(calls, k, k+1)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// openCall is a call pairResponses has not paired yet: events[event]
+// holds it.
+type openCall struct {
+	event      int
+	invocation string
+	call       *model.FunctionCall
+}
+
+// answeredBy returns the index in calls (unanswered calls of one ID, in
+// order) of the call a response of invocation inv answers, or -1: the
+// first call of the last event holding one of inv's, else of the last
+// event holding any.
+func answeredBy(calls []openCall, inv string) int {
+	for _, own := range []bool{true, false} {
+		k := -1
+		for j := len(calls) - 1; j >= 0; j-- {
+			if own && calls[j].invocation != inv {
+				continue
+			}
+			if k >= 0 && calls[j].event != calls[k].event {
+				break
+			}
+			k = j
+		}
+		if k >= 0 {
+			return k
+		}
+	}
+	return -1
 }
 
 // hasText reports whether c has a part with text (Content.Text() != ""

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/rs/zerolog"
@@ -94,6 +95,14 @@ func (inv *invocation) modelStep(ctx context.Context, yield func(*session.Event,
 		responses = []*model.Response{{}}
 	}
 
+	// What the model answered is stored even if the invocation is
+	// cancelled as it arrives or while it is stored (found in review,
+	// twentieth session: a stream whose last chunk came with the
+	// cancellation stored nothing, though the caller had been shown its
+	// text, and the held user message was lost with it): like the cut-off
+	// marker and the end's flush, the write outlives the cancellation. The
+	// invocation then ends with the context's error, before any tool runs.
+	sctx := context.WithoutCancel(ctx)
 	var last *session.Event
 	for _, resp := range responses {
 		for _, cb := range inv.callbacks.AfterModel {
@@ -119,7 +128,7 @@ func (inv *invocation) modelStep(ctx context.Context, yield func(*session.Event,
 			// No tool waits for it: the next write or the caller stores
 			// it (RunRequest.DeferFinalWrite).
 			inv.holdToYield(ev)
-		} else if err := inv.emit(ctx, ev, yield); err != nil {
+		} else if err := inv.emit(sctx, ev, yield); err != nil {
 			return nil, err
 		}
 		if last != nil && last.Content.HasFunctionCalls() {
@@ -128,6 +137,9 @@ func (inv *invocation) modelStep(ctx context.Context, yield func(*session.Event,
 			ev = mergeCalls(last, ev)
 		}
 		last = ev
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	return last, nil
 }
@@ -177,15 +189,81 @@ func (inv *invocation) callModel(ctx context.Context, req *model.Request, yield 
 	return out, shown.String(), nil
 }
 
-// assignCallIDs gives every function call without an id a unique one, so
-// responses can be paired with calls (and a resumed invocation can tell
-// which calls are still pending).
+// assignCallIDs gives every function call of ev an id that no other call
+// or response of the invocation's session uses (the loop owns call ids):
+// a call keeps its provider's id unless that id is empty or already used,
+// earlier in this response or anywhere in the session history, and then
+// gets a fresh one of the loop's. Responses are paired with their calls by
+// id (buildContents, pendingCalls, CompletedToolsOf), and an id used twice
+// ("call_0" in every response of an OpenAI-compatible server that numbers
+// calls per response) lost the second call's answer, gave a later step's
+// call an earlier one's result and hid a failed call from a resumed run
+// (found in review, twentieth session). The adapters send the stored ids
+// back, so a provider only ever sees calls and responses that pair.
+//
+// A call whose id changes is copied (with its part and ev's content), never
+// changed in place: a model may hand out the same response objects again,
+// and an event of the history that shares them must keep its id.
 func (inv *invocation) assignCallIDs(ev *session.Event) {
-	for i, fc := range ev.FunctionCalls() {
-		if fc.ID == "" {
-			fc.ID = fmt.Sprintf("call-%s-%d-%d", shortID(inv.req.InvocationID), len(inv.history), i)
+	if !ev.Content.HasFunctionCalls() {
+		return
+	}
+	used := usedCallIDs(inv.history)
+	var parts []*model.Part // ev's parts, copied at the first id that changes
+	n := 0                  // calls of ev so far
+	for i, p := range ev.Content.Parts {
+		if p == nil || p.FunctionCall == nil {
+			continue
+		}
+		id := p.FunctionCall.ID
+		if id == "" || used[id] {
+			id = inv.freshCallID(n, used)
+			if parts == nil {
+				parts = slices.Clone(ev.Content.Parts)
+			}
+			cp, fc := *p, *p.FunctionCall
+			fc.ID = id
+			cp.FunctionCall = &fc
+			parts[i] = &cp
+		}
+		used[id] = true
+		n++
+	}
+	if parts != nil {
+		ev.Content = &model.Content{Role: ev.Content.Role, Parts: parts}
+	}
+}
+
+// usedCallIDs returns the ids of the function calls and responses of
+// events.
+func usedCallIDs(events []*session.Event) map[string]bool {
+	used := map[string]bool{}
+	for _, e := range events {
+		if e == nil || e.Content == nil {
+			continue
+		}
+		for _, p := range e.Content.Parts {
+			switch {
+			case p == nil:
+			case p.FunctionCall != nil && p.FunctionCall.ID != "":
+				used[p.FunctionCall.ID] = true
+			case p.FunctionResponse != nil && p.FunctionResponse.ID != "":
+				used[p.FunctionResponse.ID] = true
+			}
 		}
 	}
+	return used
+}
+
+// freshCallID returns a loop id for the n-th call of the step's response
+// that is not in used.
+func (inv *invocation) freshCallID(n int, used map[string]bool) string {
+	base := fmt.Sprintf("call-%s-%d-%d", shortID(inv.req.InvocationID), len(inv.history), n)
+	id := base
+	for k := 2; used[id]; k++ {
+		id = fmt.Sprintf("%s-%d", base, k)
+	}
+	return id
 }
 
 func shortID(s string) string {

@@ -68,7 +68,7 @@ func (a Accounting) String() string {
 // defaults (see WithDefaults).
 type Config struct {
 	// MaxAttempts is the total number of attempts per call, first
-	// included. Default 3; 1 disables retrying.
+	// included. Default 2: one retry; 1 disables retrying.
 	MaxAttempts int
 	// InitialInterval is the base wait before the first retry. Default
 	// 500ms.
