@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentfleet/agentfleet/internal/config"
+	"github.com/agentfleet/agentfleet/internal/shutdown"
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/client"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
@@ -20,19 +21,43 @@ import (
 
 // DemoReport is what a demo run found.
 type DemoReport struct {
-	Requests   int            // Requests is the number of requests sent.
+	Requests   int            // Requests is the number of requests the run was asked for.
 	ByOutcome  map[string]int // "status class" → count
-	Lost       int            // requests without a result
+	Lost       int            // requests without a result (not counting Unfinished)
 	Refunds    int            // executed refund records
 	Duplicates int            // (invocation, order) pairs refunded more than once
 	Elapsed    time.Duration  // Elapsed is the run's wall-clock duration.
+	// Interrupted says the run's context ended (Ctrl-C) before every
+	// request had a result, and Unfinished counts the requests that had
+	// none because of it (cut short while awaited, or never sent). They
+	// are not counted as lost: the run stopped, the fleet lost nothing
+	// (with an external NATS server a request sent stays in the requests
+	// stream, the worker hands back what it holds when it stops; an
+	// embedded server's streams go with its temporary directory).
+	Interrupted bool
+	Unfinished  int // Unfinished: see Interrupted.
 }
+
+// ErrDemoInterrupted is returned (wrapped) by RunDemo when its context
+// ended before every request had a result and nothing else went wrong:
+// the run stopped early, it found no lost request. WorkerMain exits
+// shutdown.ForcedExitCode (130, as a shell reports an interrupted
+// command) on it.
+var ErrDemoInterrupted = errors.New("interrupted")
+
+// refundsReadTimeout bounds the read of the refunds at the end of a demo,
+// which does not end with the run's context: an interrupted run still
+// checks what it did for duplicated effects.
+const refundsReadTimeout = 30 * time.Second
 
 // RunDemo starts a worker (embedded unless a NATS URL is configured),
 // submits n support requests through the producer client, waits for every
 // result, and prints a summary by outcome and class, the refunds executed
 // and any duplicated effect. It returns an error if a request got no result
-// or an effect was duplicated.
+// or an effect was duplicated. When ctx ends first (Ctrl-C) it stops
+// submitting, does not count the requests cut short as lost, still checks
+// the refunds made so far, and returns ErrDemoInterrupted (unless it found
+// a lost request or a duplicated effect).
 func RunDemo(ctx context.Context, cfg config.Worker, n int, getenv func(string) string, out, logOut io.Writer) (*DemoReport, error) {
 	if cfg.Embedded.Enabled {
 		dir, err := os.MkdirTemp("", "agentfleet-demo-")
@@ -72,9 +97,20 @@ func RunDemo(ctx context.Context, cfg config.Worker, n int, getenv func(string) 
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 32)
+submit:
 	for i := range n {
+		// Stop submitting once ctx ends (found in review, twentieth
+		// session: the loop sent every request after a Ctrl-C).
+		select {
+		case <-ctx.Done():
+			break submit
+		case sem <- struct{}{}:
+		}
+		if ctx.Err() != nil {
+			<-sem
+			break submit
+		}
 		wg.Add(1)
-		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
@@ -90,6 +126,9 @@ func RunDemo(ctx context.Context, cfg config.Worker, n int, getenv func(string) 
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
+				if ctx.Err() != nil {
+					return // cut short by the interrupt: Unfinished, not lost
+				}
 				rep.Lost++
 				fmt.Fprintf(out, "  %s: no result: %v\n", req.InvocationID, err)
 				return
@@ -103,8 +142,20 @@ func RunDemo(ctx context.Context, cfg config.Worker, n int, getenv func(string) 
 	}
 	wg.Wait()
 	rep.Elapsed = time.Since(start)
+	done := 0
+	for _, c := range rep.ByOutcome {
+		done += c
+	}
+	if ctx.Err() != nil && done+rep.Lost < n {
+		rep.Interrupted, rep.Unfinished = true, n-done-rep.Lost
+	}
 
-	refunds, err := r.Infra.Stores.Refunds(ctx)
+	// Not with ctx: after a Ctrl-C the refunds made so far are still
+	// checked for duplicated effects (found in review, twentieth session:
+	// the read failed with "context canceled").
+	rctx, cancelRead := context.WithTimeout(context.WithoutCancel(ctx), refundsReadTimeout)
+	defer cancelRead()
+	refunds, err := r.Infra.Stores.Refunds(rctx)
 	if err != nil {
 		return rep, fmt.Errorf("demo: read refunds: %w", err)
 	}
@@ -127,8 +178,24 @@ func RunDemo(ctx context.Context, cfg config.Worker, n int, getenv func(string) 
 		return rep, fmt.Errorf("demo: %d requests got no result", rep.Lost)
 	case rep.Duplicates > 0:
 		return rep, errors.New("demo: an effect was duplicated")
+	case rep.Interrupted:
+		return rep, fmt.Errorf("demo: %w: %d of %d requests done, %d not finished", ErrDemoInterrupted, done, n, rep.Unfinished)
 	}
 	return rep, nil
+}
+
+// demoExitCode is WorkerMain's exit code for RunDemo's error err: 2 bad
+// configuration, shutdown.ForcedExitCode an interrupted run
+// (ErrDemoInterrupted), 1 anything else (a lost request, a duplicated
+// effect, a failure).
+func demoExitCode(err error) int {
+	switch {
+	case errors.Is(err, ErrBadConfig):
+		return 2
+	case errors.Is(err, ErrDemoInterrupted):
+		return shutdown.ForcedExitCode
+	}
+	return 1
 }
 
 func printDemo(out io.Writer, rep *DemoReport) {
@@ -147,6 +214,12 @@ func printDemo(out io.Writer, rep *DemoReport) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\n", status, class, rep.ByOutcome[k])
 	}
 	fmt.Fprintf(tw, "lost (no result)\t\t%d\n", rep.Lost)
+	if rep.Interrupted {
+		fmt.Fprintf(tw, "not finished (interrupted)\t\t%d\n", rep.Unfinished)
+	}
 	_ = tw.Flush()
+	if rep.Interrupted {
+		fmt.Fprintf(out, "\ninterrupted: %d of %d done, %d not finished (cut short by the interrupt, not counted as lost)\n", rep.Requests-rep.Unfinished-rep.Lost, rep.Requests, rep.Unfinished)
+	}
 	fmt.Fprintf(out, "\nrefunds executed: %d   duplicated effects: %d   elapsed: %s\n", rep.Refunds, rep.Duplicates, rep.Elapsed.Round(time.Millisecond))
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentfleet/agentfleet/internal/config"
 )
 
 // runBare is the first baseline: the same requests published to a
@@ -29,7 +31,7 @@ func runBare(ctx context.Context, e *env, cfg Config) (*Phase, error) {
 	for k := range cfg.Workers {
 		nc, err := nats.Connect(e.natsURL, nats.Name(fmt.Sprintf("loadgen-bare-%d", k)))
 		if err != nil {
-			return nil, fmt.Errorf("loadgen: bare: %w", err)
+			return nil, fmt.Errorf("loadgen: bare: connect %s: %w", config.RedactURL(e.natsURL), config.RedactConnectError(err, e.natsURL))
 		}
 		defer nc.Close()
 		js, err := jetstream.New(nc)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/agentfleet/agentfleet/internal/config"
 )
 
 // Default values of Config.
@@ -123,9 +125,19 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Validate reports unusable settings.
+// Validate reports unusable settings, among them a NATS or Redis URL that
+// can never connect (unless Embedded, which ignores them): cmd/loadgen
+// exits 2 on them, as on a bad flag. The errors print the URLs redacted.
 func (c Config) Validate() error {
 	var errs []error
+	if !c.Embedded {
+		if err := config.CheckNATSURL(c.NATSURL); err != nil {
+			errs = append(errs, fmt.Errorf("loadgen: --nats-url: %w", err))
+		}
+		if err := config.CheckRedisURL(c.RedisURL); err != nil {
+			errs = append(errs, fmt.Errorf("loadgen: --redis-url: %w", err))
+		}
+	}
 	if c.N < 1 || c.Workers < 1 || c.Concurrency < 1 || c.Window < 1 {
 		errs = append(errs, errors.New("loadgen: n, workers, concurrency and window must be at least 1"))
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/agentfleet/agentfleet/internal/config"
 )
 
 // Report is a run's result, printed as a table and written as JSON.
@@ -408,7 +410,7 @@ func (r *Report) WriteJSON(path string) error {
 func newReport(cfg Config, e *env) *Report {
 	r := &Report{
 		Provider: "SIMULATED model provider (pkg/providers/sim, no faults)", Mode: "throughput",
-		NATS: e.natsURL, N: cfg.N, Workers: cfg.Workers, Processes: cfg.Processes, Concurrency: cfg.Concurrency, Window: cfg.Window,
+		NATS: config.RedactURL(e.natsURL), N: cfg.N, Workers: cfg.Workers, Processes: cfg.Processes, Concurrency: cfg.Concurrency, Window: cfg.Window,
 		LatencyMS: ms(cfg.Latency), GOMAXPROCS: runtime.GOMAXPROCS(0), NumCPU: runtime.NumCPU(), StartedAt: time.Now().UTC(),
 		GOGC: os.Getenv("GOGC"), GOMEMLIMIT: os.Getenv("GOMEMLIMIT"),
 		Stores: "redis",
@@ -417,9 +419,11 @@ func newReport(cfg Config, e *env) *Report {
 		r.Mode = "inflight"
 	}
 	if e.srv != nil {
-		r.NATS, r.Stores = "embedded "+e.natsURL, "nats-kv"
+		r.NATS, r.Stores = "embedded "+config.RedactURL(e.natsURL), "nats-kv"
 	} else {
-		r.Redis = e.redisURL
+		// Redacted: the report goes to stdout and to the --out file, kept
+		// and shared (found in review, twentieth session).
+		r.Redis = config.RedactURL(e.redisURL)
 	}
 	return r
 }
