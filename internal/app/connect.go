@@ -22,8 +22,18 @@ import (
 
 // ConnectNATS connects to the configured server with credentials, nkey and
 // TLS as configured. It reconnects forever: a NATS restart must not end a
-// worker.
+// worker. A credential or certificate file that cannot be used
+// (config.NATS.CheckFiles: unreadable, or holding no seed, JWT or PEM
+// certificate) is an error matching ErrBadConfig, and so is any option
+// nats.go refuses before it dials: connecting would fail the same way on
+// every try.
 func ConnectNATS(cfg config.NATS, name string, log zerolog.Logger) (*nats.Conn, error) {
+	// Found in review, twentieth session: a file that opened but held
+	// garbage failed every connect, and ConnectNATSWithRetry retried it for
+	// ever ("NATS not reachable; retrying") instead of exit 2.
+	if err := cfg.CheckFiles(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
+	}
 	opts := []nats.Option{
 		nats.Name(name),
 		nats.MaxReconnects(-1),
@@ -41,7 +51,7 @@ func ConnectNATS(cfg config.NATS, name string, log zerolog.Logger) (*nats.Conn, 
 	if cfg.NKeyFile != "" {
 		o, err := nats.NkeyOptionFromSeed(cfg.NKeyFile)
 		if err != nil {
-			return nil, fmt.Errorf("nats: nkey: %w", err)
+			return nil, fmt.Errorf("%w: nats.nkey_file %s: %w", ErrBadConfig, cfg.NKeyFile, err)
 		}
 		opts = append(opts, o)
 	}
@@ -53,6 +63,15 @@ func ConnectNATS(cfg config.NATS, name string, log zerolog.Logger) (*nats.Conn, 
 	}
 	if cfg.TLS.Enabled {
 		opts = append(opts, nats.Secure(&tls.Config{MinVersion: tls.VersionTLS12}))
+	}
+	// nats.Connect applies the options (RootCAs and ClientCert read their
+	// files then) before it dials, and returns their errors like a dial's:
+	// applied here first, an error is bad configuration, not an outage.
+	var probe nats.Options
+	for _, o := range opts {
+		if err := o(&probe); err != nil {
+			return nil, fmt.Errorf("%w: nats: %w", ErrBadConfig, err)
+		}
 	}
 	nc, err := nats.Connect(cfg.URL, opts...)
 	if err != nil {
@@ -171,10 +190,16 @@ func ConnectRedis(ctx context.Context, cfg config.Redis) (*redis.Client, error) 
 	if cfg.Password != "" {
 		opts.Password = cfg.Password
 	}
-	if cfg.TLS.Enabled || cfg.TLS.CAFile != "" || cfg.TLS.CertFile != "" {
+	if cfg.TLS.Enabled || cfg.TLS.CAFile != "" || cfg.TLS.CertFile != "" || cfg.TLS.KeyFile != "" {
+		// A file that cannot be used fails every start the same way: bad
+		// configuration (exit 2), naming the key (found in review,
+		// twentieth session: exit 1, "tls: ca file: ...").
+		if err := cfg.TLS.CheckFiles("redis.tls"); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
+		}
 		tc, err := tlsConfig(cfg.TLS)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: redis.tls: %w", ErrBadConfig, err)
 		}
 		opts.TLSConfig = tc
 	}
@@ -222,8 +247,9 @@ func StoreClient(c *redis.Client, cfg config.Redis) (redis.UniversalClient, erro
 // ConnectNATSWithRetry is ConnectNATS retried with backoff (0.5 s doubling
 // to 5 s) until it succeeds or ctx ends, so a worker started while NATS is
 // down (a restart, a rolling upgrade) waits for it instead of exiting. A URL
-// that can never connect (config.CheckNATSURL) is an error matching
-// ErrBadConfig at once.
+// that can never connect (config.CheckNATSURL), and any error of
+// ConnectNATS matching ErrBadConfig (a credential or certificate file that
+// cannot be used), is returned at once.
 func ConnectNATSWithRetry(ctx context.Context, cfg config.NATS, name string, log zerolog.Logger) (*nats.Conn, error) {
 	// A URL that can never connect is not retried (found in review,
 	// eighteenth session: it was, for ever, as if NATS were down).
@@ -240,6 +266,9 @@ func ConnectNATSWithRetry(ctx context.Context, cfg config.NATS, name string, log
 		nc, err := ConnectNATS(cfg, name, log)
 		if err == nil {
 			return nc, nil
+		}
+		if errors.Is(err, ErrBadConfig) {
+			return nil, err // fails the same way on every try
 		}
 		d := b.NextBackOff()
 		log.Warn().Err(err).Dur("retry_in", d).Msg("NATS not reachable; retrying")

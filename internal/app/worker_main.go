@@ -16,10 +16,12 @@ import (
 
 // WorkerMain is the worker command (cmd/worker) with args (without the
 // program name): it loads the configuration (flags, AGENTFLEET_* variables,
-// --config), runs the worker until SIGINT or SIGTERM, or with "--demo N"
+// --config; an AGENTFLEET_ variable no command reads is refused, see
+// config.CheckEnv), runs the worker until SIGINT or SIGTERM, or with "--demo N"
 // runs N support requests end to end and prints a summary. It returns the
 // exit code: 0 clean stop (or demo passed), 1 error (or the demo found a
-// lost request or a duplicated effect), 2 bad flags or configuration. Tests
+// lost request or a duplicated effect), 2 bad flags or configuration, 130
+// a demo interrupted (Ctrl-C). Tests
 // run it in their own test binary as a worker process (internal/testmain).
 func WorkerMain(args []string, stdout, stderr io.Writer) int {
 	args, demo, err := demoFlag(args)
@@ -29,8 +31,15 @@ func WorkerMain(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg, err := config.LoadWorker(args, os.LookupEnv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(stderr, "  -demo N\n    \trun N support requests end to end through an embedded worker, print a summary, exit")
+		fmt.Fprintln(stderr, "  -demo N\n    \trun N support requests end to end through a worker (embedded unless nats.url is set), print a summary, exit")
 		return 0
+	}
+	// An AGENTFLEET_ variable that no command reads is refused like an
+	// unknown key of the file: a typo of AGENTFLEET_NATS_URL silently ran
+	// an embedded server that consumed nothing from the fleet's (found in
+	// review, twentieth session).
+	if envErr := config.CheckEnv(os.Environ()); envErr != nil {
+		err = errors.Join(err, envErr)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "worker:", err)
@@ -45,7 +54,7 @@ func WorkerMain(args []string, stdout, stderr io.Writer) int {
 			if errors.Is(err, ErrBadConfig) {
 				return 2
 			}
-			return 1
+			return demoExitCode(err)
 		}
 		return 0
 	}

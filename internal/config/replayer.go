@@ -148,6 +148,13 @@ func (c Replayer) Validate() error {
 	errs = append(errs, c.NATS.checkFiles()...)
 	// As for the worker (found in review, eighteenth session).
 	errs = append(errs, checkURLs(c.NATS, c.Redis)...)
+	errs = append(errs, checkRedisTLS(c.Redis)...)
+	// drain serves on it: a malformed one failed in net.Listen after
+	// connecting to everything, exit 1, not 3 (found in review, twentieth
+	// session).
+	if err := CheckMetricsAddr(c.MetricsAddr); err != nil {
+		errs = append(errs, err)
+	}
 	r := c.Replay
 	if r.Consumer == "" || r.ParkedStream == "" || r.ParkedPrefix == "" {
 		add("replay.consumer, replay.parked_stream and replay.parked_prefix must be set")

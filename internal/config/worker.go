@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"strings"
 	"time"
@@ -119,9 +118,16 @@ type Streams struct {
 	DLQMaxAge       time.Duration `yaml:"dlq_max_age"`      // DLQMaxAge is how long dead letters are kept (default 14 days).
 	Replicas        int           `yaml:"replicas"`         // Replicas is each stream's replication factor (default 1).
 	AckWait         time.Duration `yaml:"ack_wait"`         // AckWait is the worker consumer's AckWait (default 60s, at least 3s).
-	// MaxAckPending is the shared worker consumer's MaxAckPending: set it to
-	// the fleet's total concurrency (replicas × worker.concurrency). 0 means
-	// this worker's concurrency × 4, at least 64.
+	// MaxAckPending is the shared worker consumer's MaxAckPending: how many
+	// requests the whole fleet holds unacknowledged. Set it well above the
+	// fleet's total concurrency (replicas × worker.concurrency; about 4 ×
+	// that), not to it: a request put back with a delay (session busy,
+	// model cooldown, own stores down) keeps its slot until it is
+	// redelivered, so at exactly the fleet's concurrency each such request
+	// leaves a worker's slot idle. (A request whose session is still busy
+	// at its third delivery is requeued to the end of the stream, which
+	// frees its slot: one hot session cannot hold them all.) 0 means this
+	// worker's concurrency × 4, at least 64.
 	MaxAckPending   int `yaml:"max_ack_pending"`
 	MaxRequestBytes int `yaml:"max_request_bytes"` // MaxRequestBytes limits a request envelope's size (default envelope.DefaultMaxSize, 1 MiB less 16 KiB).
 }
@@ -190,7 +196,8 @@ type Retry struct {
 	// per model (gRPC retry throttling: a failure costs 1 token, a success
 	// earns the ratio, no retry while tokens <= max/2). Defaults 10 and 0.1:
 	// retries stay on up to roughly a 9% failure rate and stop during an
-	// outage, so a dead provider costs ~1.1 attempts per call, not 3.
+	// outage, so a dead provider costs one attempt per call once the first
+	// few calls have drained the tokens, not 2 (attempts' default).
 	BudgetMaxTokens  float64 `yaml:"budget_max_tokens"`
 	BudgetTokenRatio float64 `yaml:"budget_token_ratio"` // BudgetTokenRatio is the tokens a success earns (default 0.1).
 	// BudgetDisabled turns the retry budget off (every call may use all
@@ -292,6 +299,7 @@ func (c Worker) Validate() error {
 		errs = append(errs, c.NATS.checkFiles()...)
 	}
 	errs = append(errs, checkURLs(c.NATS, c.Redis)...)
+	errs = append(errs, checkRedisTLS(c.Redis)...)
 	if p := c.Embedded.Port; c.Embedded.Enabled && (p < -1 || p > 65535) {
 		add("embedded.port %d: want a port from 1 to 65535, 0 for the default (%d) or -1 for a free one", p, DefaultEmbeddedPort)
 	}
@@ -299,12 +307,8 @@ func (c Worker) Validate() error {
 		// One in-process server: JetStream refuses replicas it cannot place.
 		add("streams.replicas %d needs a NATS cluster; the embedded server is a single server (use 1)", c.Streams.Replicas)
 	}
-	if a := c.MetricsAddr; a != "" {
-		if _, port, err := net.SplitHostPort(a); err != nil {
-			add("metrics_addr %q: want host:port or :port (%v); empty disables it", a, err)
-		} else if _, err := net.LookupPort("tcp", port); err != nil {
-			add("metrics_addr %q: the port must be a number from 0 to 65535 or a service name (%v)", a, err)
-		}
+	if err := CheckMetricsAddr(c.MetricsAddr); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Worker.Concurrency < 1 {
 		add("worker.concurrency must be at least 1")

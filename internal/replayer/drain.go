@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/agentfleet/agentfleet/internal/app"
+	"github.com/agentfleet/agentfleet/internal/config"
 )
 
 func drainFlags(fs *flag.FlagSet, o *cmdOpts) {
@@ -52,6 +53,12 @@ func runDrain(ctx context.Context, c *cmdCtx, pos []string) error {
 		conc = o.concurrency
 	}
 	if c.flagSet("metrics-addr") {
+		// The flag bypasses Validate, which checks metrics_addr: refused
+		// here, up front (exit 3), not in net.Listen after connecting to
+		// everything (exit 1; found in review, twentieth session).
+		if err := config.CheckMetricsAddr(o.metricsAddr); err != nil {
+			return usagef("--metrics-addr: %v", err)
+		}
 		addr = o.metricsAddr
 	}
 	if conc < 1 || !(rateV >= 0) { // NaN too: it meant unthrottled

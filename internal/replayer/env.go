@@ -19,6 +19,12 @@ type Env struct {
 	Stdin io.Reader
 	// Lookup reads the environment (os.LookupEnv when nil).
 	Lookup func(string) (string, bool)
+	// Environ lists the environment (KEY=VALUE entries, as os.Environ
+	// returns them) for the refusal of unknown AGENTFLEET_ variables
+	// (config.CheckEnv). When nil it is os.Environ if Lookup is nil too,
+	// else nothing is checked (a test's Lookup is not the process's
+	// environment).
+	Environ func() []string
 	// Terminal reports whether a stream is a terminal (for the progress
 	// bar and confirmation prompts); when nil, an *os.File on a terminal
 	// counts.
@@ -39,6 +45,9 @@ func (e Env) withDefaults() Env {
 	}
 	if e.Lookup == nil {
 		e.Lookup = os.LookupEnv
+		if e.Environ == nil {
+			e.Environ = os.Environ
+		}
 	}
 	if e.Terminal == nil {
 		e.Terminal = isTerminal

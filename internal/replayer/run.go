@@ -143,7 +143,14 @@ func loadConfig(o *cmdOpts, env Env) (config.Replayer, error) {
 	if o.redisURL.set {
 		cfg.Redis.URL = o.redisURL.v
 	}
-	return cfg, cfg.Validate()
+	err = cfg.Validate()
+	if env.Environ != nil {
+		// As in the worker: an AGENTFLEET_ variable no command reads is a
+		// typo that would silently fall back to a default (found in
+		// review, twentieth session).
+		err = errors.Join(err, config.CheckEnv(env.Environ()))
+	}
+	return cfg, err
 }
 
 func logLevel(s string) zerolog.Level {
