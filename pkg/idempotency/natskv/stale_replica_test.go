@@ -30,7 +30,15 @@ func TestCompleteByLiveOwnerOnR3(t *testing.T) {
 	})
 	var stores []*natskv.Store
 	for _, js := range jss {
-		stores = append(stores, newStore(t, js, cfg))
+		// Each server's own open retried as the first one is: a
+		// cluster's API answer can take longer than the JetStream
+		// default of 5 s on a loaded machine (it failed once so).
+		var s *natskv.Store
+		natstest.Retry(t, time.Minute, func(ctx context.Context) (err error) {
+			s, err = natskv.New(ctx, js, cfg)
+			return err
+		})
+		stores = append(stores, s)
 	}
 	ctx := context.Background()
 	const lease = time.Second
