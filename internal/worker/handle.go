@@ -94,7 +94,8 @@ func (w *Worker) afterPanic(ctx context.Context, msg jetstream.Msg, p any) {
 		_ = msg.NakWithDelay(w.cfg.InfraBackoffMax)
 		return
 	}
-	n := w.notePanic(meta.Sequence.Stream)
+	// With the panics its requeued-from copies carried (HeaderPriorPanics).
+	n := w.notePanic(meta.Sequence.Stream) + priorPanics(msg.Headers())
 	if n < w.cfg.MaxDeliveries {
 		_ = msg.NakWithDelay(w.cfg.InfraBackoffMax)
 		return

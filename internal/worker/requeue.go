@@ -20,6 +20,26 @@ import (
 // request, not only those of its last copy.
 const HeaderPriorDeliveries = "Agent-Prior-Deliveries"
 
+// HeaderPriorPanics carries, on a requeued copy, the panics counted on the
+// copies it was requeued from (the requeuing worker's own count of them
+// and what they carried): the poison-message guard (afterPanic) adds it to
+// its own count, so a requeue does not start the count again under the
+// copy's new stream sequence (found in review of the requeue, twentieth
+// session: a message whose panic left its session lock held was requeued
+// for ever and never dead-lettered). A panic counted by a worker that did
+// not requeue the message is not carried: like the count itself, it is
+// that worker's.
+const HeaderPriorPanics = "Agent-Prior-Panics"
+
+// priorPanics reads HeaderPriorPanics (absent or unusable: 0).
+func priorPanics(h nats.Header) int {
+	n, err := strconv.ParseUint(h.Get(HeaderPriorPanics), 10, 16)
+	if err != nil {
+		return 0
+	}
+	return int(n)
+}
+
 // RequeueMsgID is the Nats-Msg-Id of the copy that requeues the request
 // message at stream sequence seq: requeue:<invocation_id>:<seq>. It is the
 // same for every attempt to requeue that one message (a retry after a
@@ -106,6 +126,11 @@ func (w *Worker) requeueBusy(ctx context.Context, j *job) error {
 		m.Header[k] = append([]string(nil), vs...)
 	}
 	m.Header.Set(HeaderPriorDeliveries, strconv.Itoa(j.delivered))
+	if n := priorPanics(j.msg.Headers()) + w.panicCount(j.meta.Sequence.Stream); n > 0 {
+		m.Header.Set(HeaderPriorPanics, strconv.Itoa(min(n, math.MaxUint16)))
+	} else {
+		m.Header.Del(HeaderPriorPanics)
+	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	id := RequeueMsgID(j.req.InvocationID, j.meta.Sequence.Stream)

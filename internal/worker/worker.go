@@ -95,6 +95,14 @@ func (w *Worker) notePanic(seq uint64) int {
 	return w.panics[seq]
 }
 
+// panicCount returns this worker's count of panics on the message at
+// stream sequence seq.
+func (w *Worker) panicCount(seq uint64) int {
+	w.panicsMu.Lock()
+	defer w.panicsMu.Unlock()
+	return w.panics[seq]
+}
+
 // forgetPanics drops the count of the message at seq.
 func (w *Worker) forgetPanics(seq uint64) {
 	w.panicsMu.Lock()
