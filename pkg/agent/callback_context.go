@@ -3,6 +3,7 @@ package agent
 import (
 	"sync"
 
+	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
 	"github.com/agentfleet/agentfleet/pkg/agent/tool"
 )
@@ -114,27 +115,48 @@ func (t CompletedTool) OutcomeUnknown() bool {
 }
 
 // CompletedToolsOf pairs the function calls in events with their responses
-// and returns those that have one, in call order.
+// and returns those that have one, in call order: each call with the
+// response that answers it as the loop pairs them (by ID, and for a session
+// stored before the loop made call IDs unique, by position), so that a
+// degraded answer names every call that a resumed run will not run again.
+// A call answered twice keeps its first response, as the model's
+// conversation and a resumed run do: the later one answers no call (until
+// the twentieth session's review the last response per ID was kept, and a
+// session that used one ID for every call listed only its last call).
 func CompletedToolsOf(events []*session.Event) []CompletedTool {
-	args := map[string]map[string]any{}
-	var order []string
-	responses := map[string]CompletedTool{}
-	for _, e := range events {
-		for _, fc := range e.FunctionCalls() {
-			if _, seen := args[fc.ID]; !seen {
-				order = append(order, fc.ID)
-			}
-			args[fc.ID] = fc.Args
-		}
-		for _, fr := range e.FunctionResponses() {
-			responses[fr.ID] = CompletedTool{CallID: fr.ID, Name: fr.Name, Response: fr.Response}
-		}
+	done := completedCalls(events)
+	if len(done) == 0 {
+		return nil
 	}
-	var out []CompletedTool
-	for _, id := range order {
-		if r, ok := responses[id]; ok {
-			r.Args = args[id]
-			out = append(out, r)
+	out := make([]CompletedTool, 0, len(done))
+	for _, d := range done {
+		out = append(out, CompletedTool{CallID: d.call.ID, Name: d.response.Name, Args: d.call.Args, Response: d.response.Response})
+	}
+	return out
+}
+
+// completedCall is a function call and the response that answers it.
+type completedCall struct {
+	call     *model.FunctionCall
+	response *model.FunctionResponse
+}
+
+// completedCalls returns the calls in events that pairResponses pairs with
+// a response, in call order.
+func completedCalls(events []*session.Event) []completedCall {
+	responses := pairResponses(events, nil)
+	if len(responses) == 0 {
+		return nil
+	}
+	out := make([]completedCall, 0, len(responses))
+	for _, e := range events {
+		if e == nil {
+			continue
+		}
+		for _, fc := range e.FunctionCalls() {
+			if p := responses[fc]; p != nil {
+				out = append(out, completedCall{call: fc, response: p.FunctionResponse})
+			}
 		}
 	}
 	return out

@@ -21,9 +21,9 @@ import (
 // response at all (its invocation stopped mid-step and has not resumed) is
 // answered with noResult, so the model knows the call was made and that
 // its outcome is unknown. A response answers the call pairResponses pairs
-// it with (by ID and position, so a session stored before the loop made
-// call IDs unique answers each call that shares an ID with its own
-// response); a further response to an ID of the history answers nothing
+// it with (by ID, then tool name and position, so a session stored before
+// the loop made call IDs unique answers each call that shares an ID with
+// its own response); a further response to an ID of the history answers nothing
 // and is left out. Calls and responses without an ID keep their place,
 // consecutive response turns merged, as before IDs were given.
 func buildContents(events []*session.Event) []*model.Content {
@@ -139,11 +139,10 @@ func pendingCalls(events []*session.Event) []*model.FunctionCall {
 
 // pairResponses pairs the function responses of events (of the events
 // accept takes; all of them when accept is nil) with the calls they answer
-// and returns each answered call's response part. A response answers the
-// nearest earlier call with its ID that no earlier response answered, one
-// of its own invocation when there is one, and within that call's event
-// the first such call (a tool step records its responses in call order).
-// A response that finds no such call answers nothing.
+// and returns each answered call's response part. A response answers a call
+// with its ID that no earlier response answered (answeredBy picks which);
+// a response that finds no such call answers nothing, so a call answered
+// twice keeps its first response.
 //
 // The loop gives every call an ID of its own (assignCallIDs), so each ID
 // has one call and position decides nothing. A session stored before it
@@ -153,8 +152,21 @@ func pendingCalls(events []*session.Event) []*model.FunctionCall {
 func pairResponses(events []*session.Event, accept func(*session.Event) bool) map[*model.FunctionCall]*model.Part {
 	open := map[string][]openCall{} // unanswered calls by ID, in order
 	out := map[*model.FunctionCall]*model.Part{}
+	// The model call of each invocation's latest event: the later events
+	// of one call (SameCall) share the first one's index, so that its
+	// calls are taken in the order the tool step answered them (mergeCalls
+	// puts the earlier responses' calls first).
+	lastCall := map[string]int{}
 	for i, e := range events {
-		if e == nil || e.Content == nil {
+		if e == nil {
+			continue
+		}
+		modelCall := i
+		if prev, ok := lastCall[e.InvocationID]; ok && e.SameCall {
+			modelCall = prev
+		}
+		lastCall[e.InvocationID] = modelCall
+		if e.Content == nil {
 			continue
 		}
 		take := accept == nil || accept(e)
@@ -163,11 +175,11 @@ func pairResponses(events []*session.Event, accept func(*session.Event) bool) ma
 			case p == nil:
 			case p.FunctionCall != nil:
 				id := p.FunctionCall.ID
-				open[id] = append(open[id], openCall{event: i, invocation: e.InvocationID, call: p.FunctionCall})
+				open[id] = append(open[id], openCall{modelCall: modelCall, invocation: e.InvocationID, call: p.FunctionCall})
 			case p.FunctionResponse != nil && take:
 				id := p.FunctionResponse.ID
 				calls := open[id]
-				if k := answeredBy(calls, e.InvocationID); k >= 0 {
+				if k := answeredBy(calls, e.InvocationID, p.FunctionResponse.Name); k >= 0 {
 					out[calls[k].call] = p
 					open[id] = slices.Delete(calls, k, k+1)
 				}
@@ -177,32 +189,45 @@ func pairResponses(events []*session.Event, accept func(*session.Event) bool) ma
 	return out
 }
 
-// openCall is a call pairResponses has not paired yet: events[event]
-// holds it.
+// openCall is a call pairResponses has not paired yet, made by the model
+// call whose first event is events[modelCall].
 type openCall struct {
-	event      int
+	modelCall  int
 	invocation string
 	call       *model.FunctionCall
 }
 
 // answeredBy returns the index in calls (unanswered calls of one ID, in
-// order) of the call a response of invocation inv answers, or -1: the
-// first call of the last event holding one of inv's, else of the last
-// event holding any.
-func answeredBy(calls []openCall, inv string) int {
+// order) of the call that a response of invocation inv for tool name
+// answers, or -1. The call is one of the latest model call that made one
+// of inv's calls, else of the latest model call that made any (a tool step
+// answers the calls of the step's model call, and a model call that yielded
+// several complete responses is one step); of those calls, the first one
+// for tool name, else the first one. The name tells apart the calls of a
+// step that stored only some of its responses (a call that escalated has
+// none; found in review, twentieth session: its response was given to the
+// first call, so a resumed run ran the answered call again and never the
+// failed one); position tells apart calls of one tool.
+func answeredBy(calls []openCall, inv, name string) int {
 	for _, own := range []bool{true, false} {
-		k := -1
+		first, named := -1, -1
 		for j := len(calls) - 1; j >= 0; j-- {
 			if own && calls[j].invocation != inv {
 				continue
 			}
-			if k >= 0 && calls[j].event != calls[k].event {
+			if first >= 0 && calls[j].modelCall != calls[first].modelCall {
 				break
 			}
-			k = j
+			first = j
+			if calls[j].call.Name == name {
+				named = j
+			}
 		}
-		if k >= 0 {
-			return k
+		if named >= 0 {
+			return named
+		}
+		if first >= 0 {
+			return first
 		}
 	}
 	return -1

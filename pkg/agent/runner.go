@@ -218,6 +218,10 @@ type invocation struct {
 	budget    *model.CallBudget
 	uncharged int              // earlier model calls not charged to budget
 	history   []*session.Event // whole session, including this invocation
+	// callIDs are the call and response IDs of history[:callIDsOf]
+	// (assignCallIDs brings them up to date: history only grows).
+	callIDs   map[string]bool
+	callIDsOf int
 	resumed   bool
 	// pending are events applied in memory but not stored yet: the user
 	// message waits for the first model response (one write for both), and

@@ -284,14 +284,20 @@ func (m *Model) stream(ctx context.Context, name string, params openai.ChatCompl
 // of a choice comes before its finish chunk), and the stream was then cut
 // (the connection dropped before the usage chunk that include_usage sends
 // after it, or before [DONE]). The answer is returned without usage. An
-// error event the server sent (an API error) and the caller's own cancel
-// stay errors.
+// error the server sent stays an error: an API error (*openai.Error) and
+// an error event in the stream (*ssestream.StreamError, which the SDK's
+// Stream.Next returns for a data line with an "error" field: a gateway's
+// output guardrail or a server error after the finish chunk), as does the
+// caller's own cancel. Only the in-stream error was missed until the
+// twentieth session's review: an answer a guardrail blocked after its
+// finish chunk was returned as a clean, complete turn.
 func cutAfterFinish(ctx context.Context, finished bool, err error) bool {
 	if !finished || ctx.Err() != nil {
 		return false
 	}
 	var apiErr *openai.Error
-	return !errors.As(err, &apiErr)
+	var streamErr *ssestream.StreamError
+	return !errors.As(err, &apiErr) && !errors.As(err, &streamErr)
 }
 
 // CodeInvalidPrompt is the OpenAI error code of an HTTP 400 for a prompt
