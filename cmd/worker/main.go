@@ -9,7 +9,7 @@
 //
 // Flags and configuration: see configs/worker.yaml. Exit codes: 0 clean
 // stop (or demo passed), 1 error (or demo found a lost request or a
-// duplicated effect), 2 bad flags or configuration (an unknown
+// duplicated effect), 2 bad flags or configuration (a misspelt
 // AGENTFLEET_ variable too), 130 a demo interrupted.
 package main
 

@@ -57,7 +57,8 @@ const refundsReadTimeout = 30 * time.Second
 // or an effect was duplicated. When ctx ends first (Ctrl-C) it stops
 // submitting, does not count the requests cut short as lost, still checks
 // the refunds made so far, and returns ErrDemoInterrupted (unless it found
-// a lost request or a duplicated effect).
+// a lost request or a duplicated effect); when ctx ends before the worker
+// is up (waiting for NATS), the error matches ErrDemoInterrupted too.
 func RunDemo(ctx context.Context, cfg config.Worker, n int, getenv func(string) string, out, logOut io.Writer) (*DemoReport, error) {
 	if cfg.Embedded.Enabled {
 		dir, err := os.MkdirTemp("", "agentfleet-demo-")
@@ -72,7 +73,7 @@ func RunDemo(ctx context.Context, cfg config.Worker, n int, getenv func(string) 
 	defer stopWorker()
 	r, err := StartWorker(wctx, cfg, getenv, logOut)
 	if err != nil {
-		return nil, err
+		return nil, interruptedBeforeRequests(ctx, err)
 	}
 	defer func() { stopWorker(); _ = r.Wait() }()
 
@@ -82,7 +83,7 @@ func RunDemo(ctx context.Context, cfg config.Worker, n int, getenv func(string) 
 		RequestPrefix: sc.RequestPrefix, ResultPrefix: sc.ResultPrefix,
 	})
 	if err != nil {
-		return nil, err
+		return nil, interruptedBeforeRequests(ctx, err)
 	}
 	if cfg.Model.Spec == "sim" {
 		fmt.Fprintf(out, "agentfleet demo: %d support requests, SIMULATED model provider (faults: %q, SIMULATED tool faults: %v), stores: %s\n",
@@ -182,6 +183,19 @@ submit:
 		return rep, fmt.Errorf("demo: %w: %d of %d requests done, %d not finished", ErrDemoInterrupted, done, n, rep.Unfinished)
 	}
 	return rep, nil
+}
+
+// interruptedBeforeRequests is RunDemo's error for err, a failure before
+// the first request: wrapped with ErrDemoInterrupted too when ctx ended
+// (Ctrl-C while the worker waited for NATS, "NATS not reachable;
+// retrying", ended with "context canceled" and exit 1, the code of a demo
+// that found a lost request; found in review, twentieth session). A bad
+// configuration (ErrBadConfig) still exits 2.
+func interruptedBeforeRequests(ctx context.Context, err error) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	return fmt.Errorf("demo: %w before the first request: %w", ErrDemoInterrupted, err)
 }
 
 // demoExitCode is WorkerMain's exit code for RunDemo's error err: 2 bad

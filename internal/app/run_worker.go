@@ -100,6 +100,14 @@ func Connect(ctx context.Context, cfg config.Worker, log zerolog.Logger) (*Infra
 	}
 	ncfg := cfg.NATS
 	ncfg.URL = url
+	if cfg.Embedded.Enabled {
+		// The embedded server has no credentials and no TLS: the files of
+		// nats.* name the external server's (Validate skips them in
+		// embedded mode). Passed on, a stale creds path exited 2 and a CA
+		// file made the client demand TLS, retrying for ever (found in
+		// review, twentieth session).
+		ncfg = config.NATS{URL: url}
+	}
 	nc, err := ConnectNATSWithRetry(ctx, ncfg, cfg.Worker.Name, log)
 	if err != nil {
 		return nil, err

@@ -16,9 +16,10 @@ import (
 
 // WorkerMain is the worker command (cmd/worker) with args (without the
 // program name): it loads the configuration (flags, AGENTFLEET_* variables,
-// --config; an AGENTFLEET_ variable no command reads is refused, see
-// config.CheckEnv), runs the worker until SIGINT or SIGTERM, or with "--demo N"
-// runs N support requests end to end and prints a summary. It returns the
+// --config; an AGENTFLEET_ variable no command reads is refused when it
+// misspells one, else a warning on stderr, see config.CheckEnv), runs the
+// worker until SIGINT or SIGTERM, or with "--demo N" runs N support
+// requests end to end and prints a summary. It returns the
 // exit code: 0 clean stop (or demo passed), 1 error (or the demo found a
 // lost request or a duplicated effect), 2 bad flags or configuration, 130
 // a demo interrupted (Ctrl-C). Tests
@@ -34,11 +35,17 @@ func WorkerMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "  -demo N\n    \trun N support requests end to end through a worker (embedded unless nats.url is set), print a summary, exit")
 		return 0
 	}
-	// An AGENTFLEET_ variable that no command reads is refused like an
-	// unknown key of the file: a typo of AGENTFLEET_NATS_URL silently ran
-	// an embedded server that consumed nothing from the fleet's (found in
-	// review, twentieth session).
-	if envErr := config.CheckEnv(os.Environ()); envErr != nil {
+	// An AGENTFLEET_ variable that no command reads and that misspells one
+	// is refused like an unknown key of the file: a typo of
+	// AGENTFLEET_NATS_URL silently ran an embedded server that consumed
+	// nothing from the fleet's (found in review, twentieth session). Any
+	// other unknown one is a warning: the environment is not the
+	// operator's alone (Kubernetes, a Helm chart).
+	warnings, envErr := config.CheckEnv(os.Environ())
+	for _, w := range warnings {
+		fmt.Fprintln(stderr, "worker: warning:", w)
+	}
+	if envErr != nil {
 		err = errors.Join(err, envErr)
 	}
 	if err != nil {

@@ -20,8 +20,9 @@ type Env struct {
 	// Lookup reads the environment (os.LookupEnv when nil).
 	Lookup func(string) (string, bool)
 	// Environ lists the environment (KEY=VALUE entries, as os.Environ
-	// returns them) for the refusal of unknown AGENTFLEET_ variables
-	// (config.CheckEnv). When nil it is os.Environ if Lookup is nil too,
+	// returns them) for the check of unknown AGENTFLEET_ variables
+	// (config.CheckEnv: a likely typo of a known one is refused, any other
+	// is a warning on Stderr). When nil it is os.Environ if Lookup is nil too,
 	// else nothing is checked (a test's Lookup is not the process's
 	// environment).
 	Environ func() []string

@@ -145,10 +145,14 @@ func loadConfig(o *cmdOpts, env Env) (config.Replayer, error) {
 	}
 	err = cfg.Validate()
 	if env.Environ != nil {
-		// As in the worker: an AGENTFLEET_ variable no command reads is a
-		// typo that would silently fall back to a default (found in
-		// review, twentieth session).
-		err = errors.Join(err, config.CheckEnv(env.Environ()))
+		// As in the worker: an AGENTFLEET_ variable no command reads that
+		// misspells one would silently fall back to a default (found in
+		// review, twentieth session); any other is a warning.
+		warnings, envErr := config.CheckEnv(env.Environ())
+		for _, w := range warnings {
+			fmt.Fprintf(env.Stderr, "dlq-replayer: warning: %s\n", w)
+		}
+		err = errors.Join(err, envErr)
 	}
 	return cfg, err
 }
