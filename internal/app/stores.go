@@ -97,7 +97,10 @@ func openRedisStores(cfg config.Worker, rdb redis.UniversalClient) (*Stores, err
 	} else if !errors.Is(err, redissession.ErrClusterGate) {
 		return nil, err
 	}
-	orders := support.NewRedisOrders(rdb, cfg.Redis.DemoPrefix)
+	// rdb is often the auto-pipeliner over the client ConnectRedis made,
+	// which retries only with a positive max_retries in the URL: the
+	// booking rides the pipeline unless the client may resend it.
+	orders := support.NewRedisOrders(rdb, cfg.Redis.DemoPrefix).ClientResends(redisMayResend(cfg.Redis, rdb))
 	return &Stores{
 		Mode: "redis", Sessions: svc, Locker: locker, Invocations: invs, Gate: gate,
 		Idempotency:          redisstore.New(rdb, redisstore.Config{Prefix: cfg.Redis.Prefix, Retention: cfg.Idempotency.Retention}),
@@ -234,4 +237,17 @@ func RedisStoresID(ctx context.Context, rdb redis.Cmdable, prefix string) (strin
 		return "", fmt.Errorf("redis: stores id %s holds %q, not an id (delete the key if it was set by hand)", key, id)
 	}
 	return id, nil
+}
+
+// redisMayResend reports whether rdb may send a command again after its
+// reply was lost: whatever support.MayResend says of a plain client; for
+// the auto-pipeliner over the client ConnectRedis made from cfg, whether
+// its URL sets a positive max_retries (ConnectRedis turns retries off
+// otherwise); true when that cannot be told.
+func redisMayResend(cfg config.Redis, rdb redis.UniversalClient) bool {
+	if _, ok := rdb.(*redis.AutoPipeliner); !ok {
+		return support.MayResend(rdb)
+	}
+	opts, err := redis.ParseURL(cfg.URL)
+	return err != nil || opts.MaxRetries > 0
 }

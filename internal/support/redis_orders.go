@@ -24,6 +24,9 @@ const RefundsKey = "demo:refunds"
 type RedisOrders struct {
 	c      redis.UniversalClient
 	prefix string
+	// sendOnce: the client may resend a command whose reply was lost, so
+	// each booking goes as a command it never resends (runScriptOnce).
+	sendOnce bool
 
 	mu      sync.RWMutex
 	catalog map[string]Order
@@ -37,7 +40,31 @@ func NewRedisOrders(c redis.UniversalClient, prefix string) *RedisOrders {
 		o.Status = "delivered"
 		cat[o.ID] = o
 	}
-	return &RedisOrders{c: c, prefix: prefix, catalog: cat}
+	return &RedisOrders{c: c, prefix: prefix, catalog: cat, sendOnce: MayResend(c)}
+}
+
+// ClientResends says whether the service's client may resend a command
+// whose reply was lost (for a client NewRedisOrders cannot see into: an
+// auto-pipeliner over a client of its own, whose retries are that
+// client's) and returns r. A booking is never sent twice: with a client
+// that may resend, each goes as a command the client never resends, which
+// costs an auto-pipeliner a round trip of its own (a command of another
+// retry policy splits its batch); with one that never resends, the
+// booking rides the batch like any other command.
+func (r *RedisOrders) ClientResends(may bool) *RedisOrders {
+	r.sendOnce = may
+	return r
+}
+
+// MayResend reports whether c may send a command again after its reply
+// was lost: a plain client with a positive MaxRetries, and any other kind
+// (a cluster client resends after redirects and lost replies; an
+// auto-pipeliner's retries are its client's, which it does not tell).
+func MayResend(c redis.UniversalClient) bool {
+	if pc, ok := c.(*redis.Client); ok {
+		return pc.Options().MaxRetries > 0
+	}
+	return true
 }
 
 func (r *RedisOrders) refundedKey() string { return r.prefix + "demo:refunded_cents" }
@@ -127,9 +154,14 @@ func (r *RedisOrders) Refund(ctx context.Context, rf Refund) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("orders: refund %s: %w", rf.OrderID, err) // not sent
 	}
-	okN, err := runScriptOnce(ctx, r.c, refundScript, refundScriptSrc,
-		[]string{r.refundedKey(), r.RefundsListKey(), r.prefix + "demo:refund_keys", r.RepeatsKey()},
-		rf.OrderID, rf.AmountCents, o.TotalCents, rec, rf.IdempotencyKey).Int()
+	keys := []string{r.refundedKey(), r.RefundsListKey(), r.prefix + "demo:refund_keys", r.RepeatsKey()}
+	var cmd *redis.Cmd
+	if r.sendOnce {
+		cmd = runScriptOnce(ctx, r.c, refundScript, refundScriptSrc, keys, rf.OrderID, rf.AmountCents, o.TotalCents, rec, rf.IdempotencyKey)
+	} else {
+		cmd = refundScript.Run(ctx, r.c, keys, rf.OrderID, rf.AmountCents, o.TotalCents, rec, rf.IdempotencyKey)
+	}
+	okN, err := cmd.Int()
 	if err != nil {
 		return refundError(ctx, rf.OrderID, err, redisNotApplied(err))
 	}
