@@ -55,7 +55,8 @@ func startHeartbeatIn(live *liveHeartbeats, msg jetstream.Msg, every func() time
 // 3 ns would make it 0 and the timer spin.
 func (h *heartbeat) interval() time.Duration { return max(h.every(), time.Millisecond) }
 
-// beat runs on the timer's goroutine.
+// beat sends an InProgress and re-arms the timer at the current interval
+// (nothing once stopped). It runs on the timer's goroutine, and from rearm.
 func (h *heartbeat) beat() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -69,16 +70,8 @@ func (h *heartbeat) beat() {
 // rearm beats now and re-arms the timer at the current interval: the
 // interval went down, and the timer may be armed at the old one. The beat
 // comes first because the time since the last one may already be close to
-// the new AckWait.
-func (h *heartbeat) rearm() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.stopped {
-		return
-	}
-	_ = h.msg.InProgress()
-	h.t.Reset(h.interval())
-}
+// the new AckWait. It is a beat out of turn.
+func (h *heartbeat) rearm() { h.beat() }
 
 // stop ends the heartbeat: no InProgress is sent once it has returned.
 func (h *heartbeat) stop() {
