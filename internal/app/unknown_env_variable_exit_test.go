@@ -33,27 +33,7 @@ func TestUnknownAgentfleetVariableExitsTwo(t *testing.T) {
 		"AGENTFLEET_NATSURL="+srv.ClientURL(), // the typo: no '_' between NATS and URL
 		"AGENTFLEET_EMBEDDED_PORT=-1", "AGENTFLEET_EMBEDDED_DATA_DIR="+t.TempDir(),
 		"AGENTFLEET_METRICS_ADDR=", "AGENTFLEET_LOG_LEVEL=info")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	lines := make(chan string)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
+	lines := startLines(t, cmd)
 	var out strings.Builder
 	deadline := time.After(60 * time.Second)
 	for {
@@ -103,27 +83,7 @@ func TestUnknownAgentfleetVariableThatIsNoTypoIsAWarning(t *testing.T) {
 		"AGENTFLEET_VERSION=s3cr3t-1.2.3",
 		"AGENTFLEET_SERVICE_HOST=10.96.0.12", "AGENTFLEET_SERVICE_PORT=9090", "AGENTFLEET_PORT=tcp://10.96.0.12:9090",
 		"AGENTFLEET_PORT_9090_TCP_ADDR=10.96.0.12", "AGENTFLEET_NATS_SERVICE_HOST=10.96.0.13", "AGENTFLEET_NATS_PORT=tcp://10.96.0.13:4222")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	lines := make(chan string)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
+	lines := startLines(t, cmd)
 	var out strings.Builder
 	deadline := time.After(60 * time.Second)
 wait:
@@ -162,4 +122,32 @@ wait:
 		strings.Contains(out.String(), "AGENTFLEET_NATS_PORT") {
 		t.Errorf("a warning names a variable Kubernetes sets for a Service; stderr:\n%s", out.String())
 	}
+}
+
+// startLines starts cmd (killed when the test ends if it still runs) and
+// returns its stderr's lines, closed when the process closes stderr.
+func startLines(t *testing.T, cmd *exec.Cmd) <-chan string {
+	t.Helper()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	return lines
 }
