@@ -342,7 +342,7 @@ func StartWorker(ctx context.Context, cfg config.Worker, getenv func(string) str
 
 	w, err := worker.New(ctx, worker.Config{
 		Name: cfg.Worker.Name, Concurrency: cfg.Worker.Concurrency, MaxDeliveries: cfg.Worker.MaxDeliveries,
-		AckWait: cfg.Streams.AckWait, DrainTimeout: cfg.Worker.DrainTimeout, BusyDelay: cfg.Worker.BusyDelay,
+		AckWait: cfg.Streams.AckWait, DrainTimeout: cfg.Worker.DrainTimeout, BusyDelay: cfg.Worker.BusyDelay, BusyRequeueAfter: cfg.Worker.BusyRequeueAfter,
 		InfraBackoffMax: cfg.Worker.InfraBackoffMax, SessionLease: cfg.Worker.SessionLease,
 		MaxRequestBytes: cfg.Streams.MaxRequestBytes, CooldownCheckInterval: cfg.Cooldown.CheckInterval,
 	}, worker.Deps{

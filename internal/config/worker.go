@@ -148,6 +148,12 @@ type Consume struct {
 	DrainTimeout time.Duration `yaml:"drain_timeout"`
 	// BusyDelay is the NakWithDelay when the session is busy (default 2s).
 	BusyDelay time.Duration `yaml:"busy_delay"`
+	// BusyRequeueAfter: a message that finds its session busy on this
+	// delivery or a later one is requeued to the end of the requests
+	// stream instead of Nak'ed, which frees its MaxAckPending slot
+	// (default 3; negative: never requeue; 1 is refused: a requeue with no
+	// wait would spin).
+	BusyRequeueAfter int `yaml:"busy_requeue_after"`
 	// InfraBackoffMax caps the NakWithDelay when the worker's own stores
 	// are down (default 30s; it starts at 1s and doubles per delivery).
 	InfraBackoffMax time.Duration `yaml:"infra_backoff_max"`
@@ -267,7 +273,7 @@ func DefaultWorker() Worker {
 		},
 		Worker: Consume{
 			Name: fmt.Sprintf("%s-%d", host, os.Getpid()), Concurrency: 8, MaxDeliveries: 5,
-			DrainTimeout: 25 * time.Second, BusyDelay: 2 * time.Second, InfraBackoffMax: 30 * time.Second,
+			DrainTimeout: 25 * time.Second, BusyDelay: 2 * time.Second, BusyRequeueAfter: 3, InfraBackoffMax: 30 * time.Second,
 			SessionLease: 30 * time.Second, ToolTimeout: DefaultToolTimeout,
 		},
 		Model: Model{Spec: "sim", MaxModelCalls: DefaultSupportMaxModelCalls,
@@ -332,6 +338,10 @@ func (c Worker) Validate() error {
 		// idempotency.Wrap panicked on the renewal interval (lease/3 = 0).
 		add("idempotency.lease %v is too short to renew: the lease is renewed every third of it, each time a round trip to the store, "+
 			"and the tool is cancelled shortly before an unrenewed lease ends; want at least %v (default 30s)", l, MinIdempotencyLease)
+	}
+	if c.Worker.BusyRequeueAfter == 1 {
+		add("worker.busy_requeue_after 1 would requeue a busy session's message at once, without waiting worker.busy_delay (a spin): " +
+			"want 2 or more (default 3), or a negative value to never requeue")
 	}
 	// Zero means "the default" for most of these (model.sim.latency: none),
 	// but a negative value is passed on as it is: a negative busy_delay or infra_backoff_max makes
