@@ -7,7 +7,7 @@ const (
 	// ExitError: an error other than the ones below (NATS unreachable, the
 	// streams missing, a publish failed, the batch file unreadable).
 	ExitError = 1
-	// ExitUsage: bad command line.
+	// ExitUsage: bad command line (a misspelt AGENTFLEET_ variable too).
 	ExitUsage = 2
 	// ExitTimeout: no result within --timeout.
 	ExitTimeout = 3

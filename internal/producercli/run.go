@@ -37,6 +37,11 @@ type Env struct {
 	Stderr io.Writer
 	// Getenv reads the environment (os.Getenv when nil).
 	Getenv func(string) string
+	// Environ lists the environment (KEY=VALUE, as os.Environ) for the
+	// check of AGENTFLEET_ variables (config.CheckEnv). When nil it is
+	// os.Environ if Getenv is nil too, else nothing is checked (a test's
+	// Getenv is not the process's environment).
+	Environ func() []string
 	// Terminal reports whether w is a terminal (for the progress bar);
 	// when nil, an *os.File that is a terminal counts.
 	Terminal func(w io.Writer) bool
@@ -69,6 +74,9 @@ func (g *globals) register(fs *flag.FlagSet) {
 func Run(ctx context.Context, args []string, env Env) int {
 	if env.Getenv == nil {
 		env.Getenv = os.Getenv
+		if env.Environ == nil {
+			env.Environ = os.Environ
+		}
 	}
 	if env.Terminal == nil {
 		env.Terminal = isTerminal
@@ -104,6 +112,21 @@ func Run(ctx context.Context, args []string, env Env) int {
 		fmt.Fprintf(env.Stderr, "producer: unknown command %q\n", cmd)
 		usage(env.Stderr, fs)
 		return ExitUsage
+	}
+	// As the worker and the replayer: a likely typo of an AGENTFLEET_ key
+	// (AGENTFLEET_NATSURL) is refused, other unknown names are a warning.
+	// A producer with the URL's variable misspelt published to
+	// nats://127.0.0.1:4222, whatever server that is (left open in the
+	// twentieth session's first fix, then closed).
+	if env.Environ != nil {
+		warnings, err := config.CheckEnv(env.Environ())
+		for _, w := range warnings {
+			fmt.Fprintln(env.Stderr, "producer: warning:", w)
+		}
+		if err != nil {
+			fmt.Fprintln(env.Stderr, "producer:", err)
+			return ExitUsage
+		}
 	}
 	return run(ctx, rest, &g, env)
 }
