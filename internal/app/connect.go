@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/agentfleet/agentfleet/internal/config"
+	"github.com/agentfleet/agentfleet/internal/support"
 )
 
 // ConnectNATS connects to the configured server with credentials, nkey and
@@ -241,8 +242,15 @@ func StoreClient(c *redis.Client, cfg config.Redis) (redis.UniversalClient, erro
 	if err != nil {
 		return nil, fmt.Errorf("redis: auto-pipeline: %w", err)
 	}
+	// The pipeliner does not tell whether its client resends a command
+	// whose reply was lost; the stores need to know (redisMayResend).
+	pipelinerResends.Store(ap, support.MayResend(c))
 	return ap, nil
 }
+
+// pipelinerResends records, for each auto-pipeliner StoreClient made,
+// whether its client may resend a command (support.MayResend of it).
+var pipelinerResends sync.Map // *redis.AutoPipeliner → bool
 
 // ConnectNATSWithRetry is ConnectNATS retried with backoff (0.5 s doubling
 // to 5 s) until it succeeds or ctx ends, so a worker started while NATS is

@@ -6,7 +6,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agentfleet/agentfleet/internal/config"
-	"github.com/agentfleet/agentfleet/internal/redistest"
 )
 
 // The refund's booking is never sent twice (support.RedisOrders): with a
@@ -15,39 +14,51 @@ import (
 // auto-pipeliner a round trip of its own per refund (a command of another
 // retry policy splits its batch: the load generator's framework phase
 // counted one Redis read and two syscalls more per invocation, twentieth
-// session). The worker's auto-pipeliner runs over the client ConnectRedis
-// made, which resends only with a positive max_retries in the URL: the
-// booking rides the pipeline otherwise.
-func TestRedisMayResendFollowsTheURLsMaxRetries(t *testing.T) {
-	url := redistest.URL()
-	plain := func(retries int) redis.UniversalClient {
+// session). An auto-pipeliner does not tell whether its client resends:
+// StoreClient records it, and one it did not make counts as resending
+// (found in review, twentieth session: the first version read redis.url's
+// max_retries for any auto-pipeliner, so one over a client with go-redis's
+// default of 3 retries, or over a cluster client, said "never resends").
+func TestRedisMayResendFollowsTheClientUnderThePipeliner(t *testing.T) {
+	client := func(retries int) *redis.Client {
 		c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: retries})
 		t.Cleanup(func() { _ = c.Close() })
 		return c
 	}
-	ap := func() redis.UniversalClient {
-		c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
-		t.Cleanup(func() { _ = c.Close() })
-		p, err := c.AutoPipeline()
+	storeClient := func(c *redis.Client) redis.UniversalClient {
+		rdb, err := StoreClient(c, config.Redis{AutoPipeline: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = p.Close() })
-		return p
+		t.Cleanup(func() { _ = rdb.Close() })
+		return rdb
 	}
+	bare := func(c interface {
+		AutoPipeline() (*redis.AutoPipeliner, error)
+	}) redis.UniversalClient {
+		ap, err := c.AutoPipeline()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = ap.Close() })
+		return ap
+	}
+	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}})
+	t.Cleanup(func() { _ = cluster.Close() })
 	for _, tc := range []struct {
 		name string
-		url  string
 		rdb  redis.UniversalClient
 		want bool
 	}{
-		{"plain client without retries", url, plain(-1), false},
-		{"plain client with retries", url, plain(3), true},
-		{"auto-pipeliner, URL without max_retries", "redis://127.0.0.1:6379/0", ap(), false},
-		{"auto-pipeliner, URL with max_retries=2", "redis://127.0.0.1:6379/0?max_retries=2", ap(), true},
-		{"auto-pipeliner, URL that does not parse", "::", ap(), true},
+		{"plain client without retries (ConnectRedis' default)", client(-1), false},
+		{"plain client with retries", client(3), true},
+		{"plain client with go-redis' default (0 = 3 retries)", client(0), true},
+		{"StoreClient's pipeliner over a client without retries", storeClient(client(-1)), false},
+		{"StoreClient's pipeliner over a client with retries", storeClient(client(2)), true},
+		{"a pipeliner StoreClient did not make (go-redis' default client)", bare(client(0)), true},
+		{"a pipeliner over a cluster client", bare(cluster), true},
 	} {
-		if got := redisMayResend(config.Redis{URL: tc.url}, tc.rdb); got != tc.want {
+		if got := redisMayResend(tc.rdb); got != tc.want {
 			t.Errorf("%s: redisMayResend = %v, want %v", tc.name, got, tc.want)
 		}
 	}

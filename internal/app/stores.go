@@ -100,7 +100,7 @@ func openRedisStores(cfg config.Worker, rdb redis.UniversalClient) (*Stores, err
 	// rdb is often the auto-pipeliner over the client ConnectRedis made,
 	// which retries only with a positive max_retries in the URL: the
 	// booking rides the pipeline unless the client may resend it.
-	orders := support.NewRedisOrders(rdb, cfg.Redis.DemoPrefix).ClientResends(redisMayResend(cfg.Redis, rdb))
+	orders := support.NewRedisOrders(rdb, cfg.Redis.DemoPrefix).ClientResends(redisMayResend(rdb))
 	return &Stores{
 		Mode: "redis", Sessions: svc, Locker: locker, Invocations: invs, Gate: gate,
 		Idempotency:          redisstore.New(rdb, redisstore.Config{Prefix: cfg.Redis.Prefix, Retention: cfg.Idempotency.Retention}),
@@ -240,14 +240,16 @@ func RedisStoresID(ctx context.Context, rdb redis.Cmdable, prefix string) (strin
 }
 
 // redisMayResend reports whether rdb may send a command again after its
-// reply was lost: whatever support.MayResend says of a plain client; for
-// the auto-pipeliner over the client ConnectRedis made from cfg, whether
-// its URL sets a positive max_retries (ConnectRedis turns retries off
-// otherwise); true when that cannot be told.
-func redisMayResend(cfg config.Redis, rdb redis.UniversalClient) bool {
-	if _, ok := rdb.(*redis.AutoPipeliner); !ok {
+// reply was lost: whatever support.MayResend says of a plain client; for an
+// auto-pipeliner, what StoreClient recorded of the client under it (true
+// for one StoreClient did not make: its client cannot be seen).
+func redisMayResend(rdb redis.UniversalClient) bool {
+	ap, ok := rdb.(*redis.AutoPipeliner)
+	if !ok {
 		return support.MayResend(rdb)
 	}
-	opts, err := redis.ParseURL(cfg.URL)
-	return err != nil || opts.MaxRetries > 0
+	if v, ok := pipelinerResends.Load(ap); ok {
+		return v.(bool)
+	}
+	return true
 }

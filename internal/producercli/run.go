@@ -118,7 +118,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 	// A producer with the URL's variable misspelt published to
 	// nats://127.0.0.1:4222, whatever server that is (left open in the
 	// twentieth session's first fix, then closed).
-	if env.Environ != nil {
+	if env.Environ != nil && !asksHelp(rest) {
 		warnings, err := config.CheckEnv(env.Environ())
 		for _, w := range warnings {
 			fmt.Fprintln(env.Stderr, "producer: warning:", w)
@@ -206,4 +206,19 @@ func errorCode(ctx context.Context, err error) int {
 		return ExitTimeout
 	}
 	return ExitError
+}
+
+// asksHelp reports whether a command's arguments ask for its help (-h,
+// -help, --help, before a "--"): help is printed whatever the environment
+// holds, as the worker's and the replayer's.
+func asksHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help", "--h":
+			return true
+		}
+	}
+	return false
 }
