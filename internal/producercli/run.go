@@ -114,7 +114,8 @@ func Run(ctx context.Context, args []string, env Env) int {
 		return ExitUsage
 	}
 	// As the worker and the replayer: a likely typo of an AGENTFLEET_ key
-	// (AGENTFLEET_NATSURL) is refused, other unknown names are a warning.
+	// (the URL's variable without its last underscore) is refused, other
+	// unknown names are a warning.
 	// A producer with the URL's variable misspelt published to
 	// nats://127.0.0.1:4222, whatever server that is (left open in the
 	// twentieth session's first fix, then closed).
