@@ -31,22 +31,13 @@ func TestMissingNATSCredentialFileIsBadConfig(t *testing.T) {
 			// and so is a RunWorker error matching ErrBadConfig.
 			env := map[string]string{"AGENTFLEET_METRICS_ADDR": "", "AGENTFLEET_NATS_URL": srv.ClientURL()}
 			env[tc.env] = missing
-			cfg, err := config.LoadWorker([]string{"--name", "w-review-creds"}, func(k string) (string, bool) {
-				v, ok := env[k]
-				return v, ok
-			}, io.Discard)
-			if err != nil {
+			logs, loaded, err := runWorkerWithEnv(t, env, "w-review-creds", 10*time.Second)
+			if !loaded {
 				return // refused as bad configuration: exit 2
 			}
-			var logs bytes.Buffer
-			// The bound only ends the current behaviour (retrying for
-			// ever); a fixed worker refuses at once.
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			err = RunWorker(ctx, cfg, func(string) string { return "" }, &logs)
 			if !errors.Is(err, ErrBadConfig) {
 				t.Errorf("%s names a missing file: RunWorker returned %v after retrying, want a bad-configuration error (exit 2); log:\n%s",
-					tc.env, err, lastLines(logs.String(), 2))
+					tc.env, err, lastLines(logs, 2))
 			}
 		})
 	}
@@ -146,4 +137,25 @@ func TestReplicasOnUnclusteredServerExitsTwo(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runWorkerWithEnv loads the worker's configuration from env (flags
+// --name name) and, when it loads, runs the worker for at most bound (the
+// bound only ends a worker that retries for ever; a refusal comes at
+// once). It returns its log, whether the
+// configuration loaded (a LoadWorker error is a refusal: exit 2), and RunWorker's error.
+func runWorkerWithEnv(t *testing.T, env map[string]string, name string, bound time.Duration) (string, bool, error) {
+	t.Helper()
+	cfg, err := config.LoadWorker([]string{"--name", name}, func(k string) (string, bool) {
+		v, ok := env[k]
+		return v, ok
+	}, io.Discard)
+	if err != nil {
+		return "", false, err
+	}
+	var logs bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	err = RunWorker(ctx, cfg, func(string) string { return "" }, &logs)
+	return logs.String(), true, err
 }

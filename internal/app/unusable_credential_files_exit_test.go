@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,22 +38,13 @@ func TestMalformedNATSFileIsBadConfig(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := map[string]string{"AGENTFLEET_METRICS_ADDR": "", "AGENTFLEET_NATS_URL": srv.ClientURL(), tc.env: garbage}
-			cfg, err := config.LoadWorker([]string{"--name", "w-malformed-nats-file"}, func(k string) (string, bool) {
-				v, ok := env[k]
-				return v, ok
-			}, io.Discard)
-			if err != nil {
+			logs, loaded, err := runWorkerWithEnv(t, env, "w-malformed-nats-file", 8*time.Second)
+			if !loaded {
 				return // refused as bad configuration: exit 2
 			}
-			var logs bytes.Buffer
-			// The bound only ends the current behaviour (retrying for
-			// ever); a fixed worker refuses at once.
-			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
-			defer cancel()
-			err = RunWorker(ctx, cfg, func(string) string { return "" }, &logs)
 			if !errors.Is(err, ErrBadConfig) {
 				t.Errorf("%s names a file that holds no key/certificate: RunWorker returned %v, want a bad-configuration error (exit 2); log:\n%s",
-					tc.env, err, lastLines(logs.String(), 2))
+					tc.env, err, lastLines(logs, 2))
 			}
 		})
 	}
