@@ -25,8 +25,9 @@ type CutProxy struct {
 	mu        sync.Mutex
 	swallow   bool
 	dropped   bytes.Buffer
-	swallowed signal // a JetStream API request was dropped
-	pinged    signal // a PING was dropped
+	swallowed signal    // a JetStream API request was dropped
+	pinged    signal    // a PING was dropped
+	markers   []*signal // SwallowedText's
 	conns     []net.Conn
 	wg        sync.WaitGroup
 }
@@ -97,6 +98,17 @@ func (p *CutProxy) Swallowed() <-chan struct{} { return p.swallowed.ch }
 // swallow mode.
 func (p *CutProxy) SwallowedPing() <-chan struct{} { return p.pinged.ch }
 
+// SwallowedText is closed once the bytes dropped in swallow mode contain
+// marker (a subject, say: a publish's). Call it before SetSwallow.
+func (p *CutProxy) SwallowedText(marker string) <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := newSignal(marker)
+	s.check(p.dropped.Bytes())
+	p.markers = append(p.markers, &s)
+	return s.ch
+}
+
 // SetSwallow turns swallow mode on or off.
 func (p *CutProxy) SetSwallow(on bool) {
 	p.mu.Lock()
@@ -127,6 +139,9 @@ func (p *CutProxy) clientToServer(c, s net.Conn) {
 				p.dropped.Write(buf[:n])
 				p.swallowed.check(p.dropped.Bytes())
 				p.pinged.check(p.dropped.Bytes())
+				for _, m := range p.markers {
+					m.check(p.dropped.Bytes())
+				}
 			}
 			p.mu.Unlock()
 			if !swallow {

@@ -226,8 +226,10 @@ func runLine(ctx context.Context, c *client.Client, l Line, limiter *rate.Limite
 	if err := limiter.Wait(ctx); err != nil {
 		return fail(err)
 	}
-	req := *l.Request // Send may set fields; keep the parsed line intact
-	rec, err := c.Send(ctx, &req)
+	// Sent again while a NATS outage explains a failed publish, for at
+	// most the line's timeout (it failed as "error" at the first lost
+	// PubAck; left open in the twentieth session).
+	rec, err := publish(ctx, c, l.Request, timeout)
 	if err != nil {
 		return fail(err)
 	}
