@@ -3,6 +3,7 @@ package retry
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -140,8 +141,8 @@ func (c Config) Validate() error {
 	if c.InitialInterval <= 0 {
 		errs = append(errs, fmt.Errorf("retry: InitialInterval must be > 0, got %s", c.InitialInterval))
 	}
-	if c.Multiplier < 1 {
-		errs = append(errs, fmt.Errorf("retry: Multiplier must be >= 1, got %g", c.Multiplier))
+	if c.Multiplier < 1 || math.IsNaN(c.Multiplier) || math.IsInf(c.Multiplier, 0) {
+		errs = append(errs, fmt.Errorf("retry: Multiplier must be finite and >= 1, got %g", c.Multiplier))
 	}
 	if c.MaxInterval < c.InitialInterval {
 		errs = append(errs, fmt.Errorf("retry: MaxInterval (%s) must be >= InitialInterval (%s)", c.MaxInterval, c.InitialInterval))
@@ -149,11 +150,15 @@ func (c Config) Validate() error {
 	if c.MaxHint < 0 {
 		errs = append(errs, fmt.Errorf("retry: MaxHint must be >= 0, got %s", c.MaxHint))
 	}
-	if c.BudgetMaxTokens <= 0 {
-		errs = append(errs, fmt.Errorf("retry: BudgetMaxTokens must be > 0, got %g", c.BudgetMaxTokens))
+	// NaN and ±Inf pass the comparisons below, and then the budget never
+	// allows a retry (Inf > Inf is false; a NaN ratio makes the tokens NaN
+	// after the first success): refused (found in review, twenty-first
+	// session).
+	if c.BudgetMaxTokens <= 0 || math.IsNaN(c.BudgetMaxTokens) || math.IsInf(c.BudgetMaxTokens, 0) {
+		errs = append(errs, fmt.Errorf("retry: BudgetMaxTokens must be finite and > 0, got %g", c.BudgetMaxTokens))
 	}
-	if c.BudgetTokenRatio < 0 {
-		errs = append(errs, fmt.Errorf("retry: BudgetTokenRatio must be >= 0, got %g", c.BudgetTokenRatio))
+	if c.BudgetTokenRatio < 0 || math.IsNaN(c.BudgetTokenRatio) || math.IsInf(c.BudgetTokenRatio, 0) {
+		errs = append(errs, fmt.Errorf("retry: BudgetTokenRatio must be finite and >= 0, got %g", c.BudgetTokenRatio))
 	}
 	if c.Accounting != PerCall && c.Accounting != PerAttempt {
 		errs = append(errs, fmt.Errorf("retry: unknown Accounting %d", int(c.Accounting)))
