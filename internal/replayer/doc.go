@@ -13,7 +13,7 @@
 //	show <invocation_id>  the entry, the session's events of the invocation, the tool effects already done
 //	replay                republish entries to the workers (--dry-run, --canary N, --wait, --max, --rate, --concurrency)
 //	park                  move entries aside to the parked stream (never replayed automatically)
-//	purge                 delete entries (asks for confirmation or --yes)
+//	purge                 delete entries (asks for confirmation or --yes; --parked: of the parked stream)
 //	drain                 long-running: replay the auto-replayable classes at a rate once their model's cooldown closed
 //
 // Common flags: --config, --nats-url (default nats://127.0.0.1:4222, env

@@ -17,10 +17,14 @@ func purgeFlags(fs *flag.FlagSet, o *cmdOpts) {
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print what would be deleted; change nothing")
 	fs.BoolVar(&o.yes, "yes", false, "delete without asking (required when stdin is not a terminal)")
 	fs.BoolVar(&o.all, "all", false, "purge every entry (instead of a filter)")
+	fs.BoolVar(&o.parked, "parked", false, "purge entries of the parked stream instead of the DLQ (bad entries too, which replay --parked cannot take)")
 }
 
-// runPurge deletes the selected entries. It always asks for confirmation
-// (or needs --yes): a purged entry's work is gone.
+// runPurge deletes the selected entries, of the DLQ or (--parked) of the
+// parked stream. It always asks for confirmation (or needs --yes): a
+// purged entry's work is gone. With --parked it is the only way out of
+// the parked stream for an entry that cannot be replayed (a bad entry, a
+// request cut to fit), short of the stream's max age.
 func runPurge(ctx context.Context, c *cmdCtx, pos []string) error {
 	if len(pos) != 0 {
 		return usagef("purge takes no arguments (use --invocation ID)")
@@ -50,7 +54,24 @@ func runPurge(ctx context.Context, c *cmdCtx, pos []string) error {
 	if c.opts.dryRun {
 		why = "would be purged" // nothing is deleted: the table must not say otherwise
 	}
-	plan, err := byFilter(ctx, f, filter, "purge", why, c.opts.max)
+	src := f // where the entries are listed and deleted
+	if c.opts.parked {
+		ok, err := f.Parked.Exists(ctx)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			// Nothing parked: the output is that of an empty selection.
+			fmt.Fprintf(c.env.Stderr, "nothing is parked (no stream %s)\n", c.cfg.Replay.ParkedStream)
+			src = nil
+		} else {
+			src = f.Parked.view(f)
+		}
+	}
+	var plan []Planned
+	if src != nil {
+		plan, err = byFilter(ctx, src, filter, "purge", why, c.opts.max)
+	}
 	if err != nil {
 		return err
 	}
@@ -74,9 +95,9 @@ func runPurge(ctx context.Context, c *cmdCtx, pos []string) error {
 	}
 	deleted, gone := 0, 0
 	for _, p := range plan {
-		err := f.Reader.Delete(ctx, p.Item.Seq)
+		err := src.Reader.Delete(ctx, p.Item.Seq)
 		if err != nil {
-			if _, gerr := f.Reader.Get(ctx, p.Item.Seq); isNotFound(gerr) {
+			if _, gerr := src.Reader.Get(ctx, p.Item.Seq); isNotFound(gerr) {
 				gone++
 				continue
 			}
