@@ -207,8 +207,9 @@ func mayContainFold(s string, words ...string) bool {
 
 // SanitizeString makes s safe to show a model: the first line only, control
 // characters removed, stack traces and SQL replaced by "[redacted]", URLs,
-// host:port pairs, IP addresses and internal host names redacted, and the
-// result capped at MaxErrorStringLen runes.
+// host:port pairs, IP addresses, internal host names and the names in Go's
+// certificate errors redacted, and the result capped at MaxErrorStringLen
+// runes.
 func SanitizeString(s string) string {
 	return sanitizeLoop(firstLinePrintable(s), redactOnce)
 }
@@ -241,6 +242,9 @@ func redactOnce(s string) string {
 	}
 	if strings.Contains(s, "://") {
 		s = urlRE.ReplaceAllString(s, redacted)
+	}
+	if mayContainFold(s, x509Words...) {
+		s = redactX509(s)
 	}
 	if strings.Contains(s, "=") {
 		s = dsnFieldRE.ReplaceAllString(s, "${1}="+redacted)

@@ -12,6 +12,7 @@ func sanitizeReference(s string) string {
 			return redacted
 		}
 		s = urlRE.ReplaceAllString(s, redacted)
+		s = redactX509(s)
 		s = dsnFieldRE.ReplaceAllString(s, "${1}="+redacted)
 		s = secretFieldRE.ReplaceAllString(s, "${1}"+redacted)
 		s = secretJSONRE.ReplaceAllString(s, `${1}"`+redacted+`"`)
@@ -47,6 +48,8 @@ func FuzzSanitizeMatchesReference(f *testing.F) {
 		"Authorization: Bearer sk_1", "PROXY-AUTHORIZATION=basic abc", "x-api-key: k1", "bearer\tabc", "api_key=k token='a b' client_secret=\"c\"", `{"api_key": "k\"1", "GITHUB_TOKEN":9}`, "db_password=x AWS_SECRET_ACCESS_KEY=y", "Password : 'p w'",
 		"dial tcp orders_db:5432: refused", "map[api_key:k1]", "{BaseURL:x APIKey:k1}", "client_secret: c", "x-goog-api-key: k", "Invalid api_key: must be 32", "API\u212aEY: x", "unexpected token: EOF", "lookup my_app_redis_1: no such host", "db_1.svc is down",
 		"Invalid API key: sk_live_abcdefghijklmnop1234", "AKIAIOSFODNN7EXAMPLE: denied", "sk-learn-compatible-estimators",
+		"x509: certificate is valid for *.a.io, [redacted], not b.io", "X509: Certificate is valid for a, not", "x509: certificate is valid for 9 names, but none matched h",
+		`candidate authority certificate "A \"B\"`, `DNS name "a.io" is excluded by constraint "io"`, "x509: cannot validate certificate for fd00::7 because",
 	} {
 		f.Add(s)
 	}
