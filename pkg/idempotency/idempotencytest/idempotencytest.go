@@ -73,6 +73,11 @@ func Run(t *testing.T, f Factory) {
 	t.Run("ConcurrentClaimsOneWinner", func(t *testing.T) { testConcurrentClaims(t, f) })
 	t.Run("Wrapper50GoroutinesRunOnce", func(t *testing.T) { testWrapperConcurrent(t, f) })
 	t.Run("LeaseExpiryReclaimAndStaleOwnerFenced", func(t *testing.T) { testLeaseExpiry(t, f) })
+	t.Run("CompletedRecordOutlivesItsLease", func(t *testing.T) { testCompletedOutlivesLease(t, f) })
+	t.Run("WrapperReplaysAfterTheLease", func(t *testing.T) { testWrapperReplaysAfterLease(t, f) })
+	t.Run("ConcurrentReclaimsOneWinner", func(t *testing.T) { testConcurrentReclaims(t, f) })
+	t.Run("Wrapper50GoroutinesOnExpiredLeaseRunOnce", func(t *testing.T) { testWrapperConcurrentReclaim(t, f) })
+	t.Run("OwnerCompletesAndRenewsAfterItsLeaseWithoutTakeover", func(t *testing.T) { testLateOwner(t, f) })
 	t.Run("RenewExtendsLease", func(t *testing.T) { testRenew(t, f) })
 	t.Run("RefusesBadInput", func(t *testing.T) { testRefusesBadInput(t, f) })
 	t.Run("WrapperRenewsLongTool", func(t *testing.T) { testWrapperRenews(t, f) })
@@ -177,6 +182,29 @@ func eventually(t *testing.T, timeout, interval time.Duration, cond func() (bool
 		}
 		time.Sleep(interval)
 	}
+}
+
+// shortLease is the lease of the subtests that let a lease run out: short,
+// so their wait is, and long enough to outlast a few round trips.
+const shortLease = 300 * time.Millisecond
+
+// waitLeasesOver returns once the backend lets a lease of length lease,
+// claimed at the call, be taken over: every lease of that length or
+// shorter claimed before the call has then run out too, as the backend
+// judges it (its clock, any allowance for skew), with no fixed sleep. It
+// claims and polls a probe key of its own, in an invocation of its own.
+func waitLeasesOver(t *testing.T, s idempotency.Store, lease time.Duration) {
+	t.Helper()
+	probe, inv := testKey("probe"), newID("inv-probe")
+	p := mustClaim(t, s, claimReq(probe, inv, "probe-a", lease), idempotency.OutcomeAcquired)
+	eventually(t, 10*time.Second+lease, 20*time.Millisecond, func() (bool, string) {
+		c, err := s.Claim(context.Background(), claimReq(probe, inv, "probe-b", time.Minute))
+		if err != nil {
+			t.Fatalf("Claim(probe %s): %v", probe, err)
+		}
+		return c.Outcome == idempotency.OutcomeReclaimed,
+			fmt.Sprintf("the probe's %s lease (until %s) is still not taken over: %s", lease, p.Record.LeaseUntil, c.Outcome)
+	})
 }
 
 func testKey(tool string) string {
@@ -403,6 +431,199 @@ func testLeaseExpiry(t *testing.T, f Factory) {
 	}
 	c := mustClaim(t, s, claimReq(key, inv, "owner-c", time.Second), idempotency.OutcomeCompleted)
 	jsonEqual(t, c.Record.Result, map[string]any{"status": "ok", "by": "b"})
+}
+
+// testCompletedOutlivesLease: a completed record answers every claim for
+// its whole retention, long after the lease of the claim that completed it
+// has passed. A backend that checks the lease before the state takes a
+// completed key over a lease length later, and every redelivery or replay
+// runs the effect again (found in review, twenty-first session).
+func testCompletedOutlivesLease(t *testing.T, f Factory) {
+	s := f.New(t, 0).Store
+	ctx := context.Background()
+	key, inv := testKey("refund"), newID("inv")
+	mustClaim(t, s, claimReq(key, inv, "owner-a", shortLease), idempotency.OutcomeAcquired)
+	result := map[string]any{"status": "ok", "refund_id": newID("r")}
+	raw, _ := json.Marshal(result)
+	if err := s.Complete(ctx, idempotency.Ticket{Key: key, InvocationID: inv, Owner: "owner-a"}, raw, time.Hour); err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+	waitLeasesOver(t, s, shortLease)
+	for _, owner := range []string{"owner-b", "owner-c"} {
+		c := mustClaim(t, s, claimReq(key, inv, owner, shortLease), idempotency.OutcomeCompleted)
+		jsonEqual(t, c.Record.Result, result)
+		if c.Record.Owner != "owner-a" || c.Record.Attempts != 1 || c.Record.State != idempotency.StateCompleted {
+			t.Fatalf("completed record after its lease = %+v, want owner-a's, attempts 1", c.Record)
+		}
+	}
+}
+
+// testWrapperReplaysAfterLease: a wrapped call repeated after the lease
+// of the call that ran the tool has passed replays its stored result; the
+// tool ran once (found in review, twenty-first session).
+func testWrapperReplaysAfterLease(t *testing.T, f Factory) {
+	s := f.New(t, 0).Store
+	inv := newID("inv")
+	tl := newTool("refund", func(ctx context.Context, args map[string]any) (map[string]any, error) {
+		return tool.OK(map[string]any{"refund_id": newID("r")}), nil
+	})
+	w := idempotency.Wrap(tl, s, wrapOpts(idempotency.Options{Lease: shortLease}))
+	args := map[string]any{"order_id": "A-1042", "amount_cents": 1250}
+	r1, err := w.Run(ctxFor(t, inv), args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitLeasesOver(t, s, shortLease)
+	r2, err := w.Run(ctxFor(t, inv), args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := tl.runs.Load(); n != 1 || !reflect.DeepEqual(r1, r2) {
+		t.Fatalf("after the lease: runs %d, results %v / %v; want one run and the stored result", n, r1, r2)
+	}
+}
+
+// testConcurrentReclaims: of many workers that find the same expired lease
+// (a crashed owner), exactly one takes it over; the others find it in
+// progress under the winner. A takeover that is a read, then a write
+// without a revision or owner check lets every one of them run the effect
+// (found in review, twenty-first session).
+func testConcurrentReclaims(t *testing.T, f Factory) {
+	s := f.New(t, 0).Store
+	key, inv := testKey("refund"), newID("inv")
+	mustClaim(t, s, claimReq(key, inv, "crashed", shortLease), idempotency.OutcomeAcquired)
+	waitLeasesOver(t, s, shortLease)
+	const n = 50
+	claims := make([]idempotency.Claim, n)
+	owners := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		owners[i] = newID("owner")
+		wg.Go(func() {
+			<-start
+			claims[i], errs[i] = s.Claim(context.Background(), claimReq(key, inv, owners[i], 10*time.Second))
+		})
+	}
+	close(start)
+	wg.Wait()
+	winner := -1
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("claim %d: %v", i, errs[i])
+		}
+		switch claims[i].Outcome {
+		case idempotency.OutcomeReclaimed:
+			if winner >= 0 {
+				t.Fatalf("claims %d and %d both reclaimed the expired lease, want exactly 1", winner, i)
+			}
+			winner = i
+		case idempotency.OutcomeInProgress:
+		default:
+			t.Fatalf("claim %d outcome %s, want reclaimed or in_progress", i, claims[i].Outcome)
+		}
+	}
+	if winner < 0 {
+		t.Fatalf("none of %d concurrent claims reclaimed the expired lease, want exactly 1", n)
+	}
+	if w := claims[winner].Record; w.Owner != owners[winner] || w.Attempts != 2 {
+		t.Fatalf("reclaiming record = owner %s attempts %d, want %s, attempts 2", w.Owner, w.Attempts, owners[winner])
+	}
+	for i := range n {
+		if i != winner && claims[i].Record.Owner != owners[winner] {
+			t.Fatalf("claim %d found owner %s in progress, want the winner %s", i, claims[i].Record.Owner, owners[winner])
+		}
+	}
+}
+
+// testWrapperConcurrentReclaim: 50 wrapped calls that find the key of a
+// crashed worker whose lease has run out run the tool once between them;
+// the others wait and replay its result (found in review, twenty-first
+// session).
+func testWrapperConcurrentReclaim(t *testing.T, f Factory) {
+	s := f.New(t, 0).Store
+	inv := newID("inv")
+	tl := newTool("refund", func(ctx context.Context, args map[string]any) (map[string]any, error) {
+		time.Sleep(150 * time.Millisecond) // long enough for everyone to pile up
+		return tool.OK(map[string]any{"refund_id": newID("r")}), nil
+	})
+	w := idempotency.Wrap(tl, s, wrapOpts(idempotency.Options{}))
+	args := map[string]any{"order_id": "A-1042", "amount_cents": 1250}
+	k, err := idempotency.DeriveKey(idempotency.KeyInput{Agent: Agent, InvocationID: inv, Tool: "refund", Args: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustClaim(t, s, claimReq(k.String(), inv, "crashed-worker/1", shortLease), idempotency.OutcomeAcquired)
+	waitLeasesOver(t, s, shortLease)
+	const n = 50
+	results := make([]map[string]any, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			results[i], errs[i] = w.Run(ctxFor(t, inv), args)
+		})
+	}
+	close(start)
+	wg.Wait()
+	if got := tl.runs.Load(); got != 1 {
+		t.Fatalf("tool ran %d times for %d concurrent calls on an expired lease, want exactly 1", got, n)
+	}
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("call %d: %v", i, errs[i])
+		}
+		if !reflect.DeepEqual(results[i], results[0]) {
+			t.Fatalf("call %d result %v != call 0 result %v", i, results[i], results[0])
+		}
+	}
+	recs, err := s.Effects(context.Background(), inv)
+	if err != nil || len(recs) != 1 || recs[0].State != idempotency.StateCompleted || recs[0].Attempts != 2 {
+		t.Fatalf("Effects = %+v, %v; want one completed record, attempts 2", recs, err)
+	}
+}
+
+// testLateOwner: an owner whose lease ran out while nobody took it over
+// still owns the key (Store.Complete, Store.Renew): it completes, and the
+// next claim replays its result rather than running the effect again; or
+// it renews and holds the key again (found in review, twenty-first
+// session).
+func testLateOwner(t *testing.T, f Factory) {
+	s := f.New(t, 0).Store
+	ctx := context.Background()
+	inv := newID("inv")
+	done, renewed := testKey("refund"), testKey("provision")
+	td := idempotency.Ticket{Key: done, InvocationID: inv, Owner: "owner-a"}
+	tr := idempotency.Ticket{Key: renewed, InvocationID: inv, Owner: "owner-a"}
+	mustClaim(t, s, claimReq(done, inv, td.Owner, shortLease), idempotency.OutcomeAcquired)
+	mustClaim(t, s, claimReq(renewed, inv, tr.Owner, shortLease), idempotency.OutcomeAcquired)
+	waitLeasesOver(t, s, shortLease)
+
+	result := map[string]any{"status": "ok", "refund_id": newID("r")}
+	raw, _ := json.Marshal(result)
+	if err := s.Complete(ctx, td, raw, time.Hour); err != nil {
+		t.Fatalf("Complete by the owner after its lease ran out, nobody having taken over = %v, want nil", err)
+	}
+	c := mustClaim(t, s, claimReq(done, inv, "owner-b", 10*time.Second), idempotency.OutcomeCompleted)
+	jsonEqual(t, c.Record.Result, result)
+	if c.Record.Owner != td.Owner || c.Record.Attempts != 1 {
+		t.Fatalf("late-completed record = %+v, want owner-a's, attempts 1", c.Record)
+	}
+
+	until, err := s.Renew(ctx, tr, 20*time.Second)
+	if err != nil {
+		t.Fatalf("Renew by the owner after its lease ran out, nobody having taken over = %v, want nil", err)
+	}
+	if until.Before(time.Now().Add(15 * time.Second)) {
+		t.Fatalf("Renew returned lease end %s, want about now+20s", until)
+	}
+	b := mustClaim(t, s, claimReq(renewed, inv, "owner-b", 10*time.Second), idempotency.OutcomeInProgress)
+	if b.Record.Owner != tr.Owner || b.Record.LeaseUntil.Sub(until).Abs() > 5*time.Millisecond {
+		t.Fatalf("after a late renew: owner %s lease %s, want owner-a lease %s", b.Record.Owner, b.Record.LeaseUntil, until)
+	}
 }
 
 func testRenew(t *testing.T, f Factory) {
