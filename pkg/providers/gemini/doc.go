@@ -21,7 +21,22 @@
 //
 // Thrown errors are the SDK's own: a non-2xx response is a genai.APIError
 // (a value, not a pointer), transport failures are whatever net/http
-// returned; both are wrapped with %w and never swallowed.
+// returned; both are wrapped with %w and never swallowed. One exception: a
+// stream whose body breaks off after its last chunk (the one with the
+// finish reason, and the usage) has delivered its whole answer, and ends
+// with the final response as a clean stream would; an error event the
+// server sends after that chunk stays an error. An error response whose
+// body has no HTTP error code is wrapped in a *model.ProviderError with
+// the response's status; its Message is the SDK's error text, so the
+// provider's message stays in the error's text.
+//
+// The adapter's HTTP client refuses a redirect to another host name or
+// from https to http, which would carry the API key (x-goog-api-key) there
+// (ErrRedirectRefused, classified UNKNOWN); a Config.HTTPClient's own
+// CheckRedirect still applies to the redirects it allows.
+//
+// Usage counts a thinking model's thoughts (thoughtsTokenCount) among the
+// output tokens, model.Usage.CandidatesTokens.
 //
 // No error the adapter returns holds its configured API key (a server set
 // as Config.BaseURL may quote the key it refused, as a LiteLLM proxy does;

@@ -166,7 +166,7 @@ func (m *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 			resp, err = m.client.Models.GenerateContent(cctx, name, contents, config)
 		}()
 		if err != nil {
-			yield(nil, m.redactError(fmt.Errorf("gemini: generate content (model %s): %w", name, withHTTPStatus(m.redactSDKError(err), status))))
+			yield(nil, m.redactError(fmt.Errorf("gemini: generate content (model %s): %w", name, m.withHTTPStatus(err, status))))
 			return
 		}
 		out := FromGenAI(resp)
@@ -178,7 +178,9 @@ func (m *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 // stream runs a streaming call. Text deltas go through model.Aggregator as
 // partials; the final response is built from what the whole stream said
 // (last finish reason, prompt feedback, usage, ids) with the aggregated
-// content, using the same ADK rules as FromGenAI.
+// content, using the same ADK rules as FromGenAI. A stream whose body read
+// fails after it was complete (cutAfterFinish) ends with that final
+// response too; every other error ends it with the error.
 func (m *Model) stream(ctx context.Context, name string, contents []*genai.Content, config *genai.GenerateContentConfig) iter.Seq2[*model.Response, error] {
 	return func(yield func(*model.Response, error) bool) {
 		var (
@@ -200,9 +202,14 @@ func (m *Model) stream(ctx context.Context, name string, contents []*genai.Conte
 		cctx, status := recordStatus(ctx)
 		for chunk, err := range m.client.Models.GenerateContentStream(cctx, name, contents, config) {
 			if err != nil {
+				if cutAfterFinish(ctx, summary.complete(), status, err) {
+					// The answer is whole: end as a stream that ended
+					// cleanly would (found in review, twenty-first session).
+					break
+				}
 				stopped = true
 				yield(nil, m.redactError(fmt.Errorf("gemini: stream generate content (model %s) after %d chunks: %w",
-					name, summary.chunks, withHTTPStatus(m.redactSDKError(err), status))))
+					name, summary.chunks, m.withHTTPStatus(err, status))))
 				return
 			}
 			if chunk == nil {
@@ -282,6 +289,24 @@ func (s *streamSummary) complete() bool {
 		return true
 	}
 	return s.feedback != nil && !s.sawCandidate
+}
+
+// cutAfterFinish reports whether a stream that failed with err had already
+// received its answer whole, so that the failure loses nothing: the
+// summary was complete (a finish reason, which Gemini sends on the last
+// chunk, with the usage; or a blocked prompt's feedback) and the failure is
+// the response body breaking off (a read error was recorded: the SDK
+// returns it, or the half event it could not decode). What the server said
+// stays an error: an error event in the stream (a genai.APIError), as does
+// the caller's own cancel or deadline, and an SDK error on an intact body
+// (an event it could not decode). The OpenAI adapter has the same rule.
+func cutAfterFinish(ctx context.Context, complete bool, rec *statusRecord, err error) bool {
+	if !complete || ctx.Err() != nil || rec.readErr.Load() == nil {
+		return false
+	}
+	var gv genai.APIError
+	var gp *genai.APIError
+	return !errors.As(err, &gv) && !errors.As(err, &gp)
 }
 
 // response maps the summary (without content) through the ADK rules.
@@ -396,8 +421,12 @@ func sendID(id, clientIDPrefix string) string {
 
 // FromGenAI maps one genai response (or stream chunk) to a model response,
 // exactly as ADK builds an LlmResponse for Gemini (see the package comment).
-// It never panics, whatever the response holds; a nil response maps like a
-// response without candidates.
+// Its usage counts a thinking model's thoughts (thoughtsTokenCount, which
+// Gemini reports apart from candidatesTokenCount and bills as output) among
+// the output tokens, CandidatesTokens, as OpenAI's completion_tokens
+// include reasoning tokens; TotalTokens is Gemini's total. It never panics,
+// whatever the response holds; a nil response maps like a response without
+// candidates.
 func FromGenAI(resp *genai.GenerateContentResponse) *model.Response {
 	out := &model.Response{}
 	if resp == nil {
@@ -410,7 +439,7 @@ func FromGenAI(resp *genai.GenerateContentResponse) *model.Response {
 	if u := resp.UsageMetadata; u != nil {
 		out.Usage = &model.Usage{
 			PromptTokens:     u.PromptTokenCount,
-			CandidatesTokens: u.CandidatesTokenCount,
+			CandidatesTokens: u.CandidatesTokenCount + u.ThoughtsTokenCount,
 			TotalTokens:      u.TotalTokenCount,
 		}
 	}

@@ -75,7 +75,9 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 }
 
 // withStatusTransport returns a copy of c (a new client when nil) whose
-// transport records response statuses.
+// transport records response statuses and which refuses a redirect that
+// would send the API key to another host or over plain http
+// (checkRedirect; c's own CheckRedirect still applies to the others).
 func withStatusTransport(c *http.Client) *http.Client {
 	var out http.Client
 	if c != nil {
@@ -86,6 +88,7 @@ func withStatusTransport(c *http.Client) *http.Client {
 		base = http.DefaultTransport
 	}
 	out.Transport = statusTransport{base: base}
+	out.CheckRedirect = checkRedirect(out.CheckRedirect)
 	return &out
 }
 
@@ -96,18 +99,26 @@ func recordStatus(ctx context.Context) (context.Context, *statusRecord) {
 	return context.WithValue(ctx, statusKey{}, rec), rec
 }
 
-// withHTTPStatus adds to err what the SDK's error leaves out: the body's
-// read error when the response broke off (wrapped, so the taxonomy sees
-// the transport failure), and, for an error response, a
+// withHTTPStatus returns the SDK's error err with the configured API key
+// removed (redactSDKError) and with what the SDK's error leaves out: the
+// body's read error when the response broke off (wrapped, so the taxonomy
+// sees the transport failure), and, for an error response, a
 // *model.ProviderError with the HTTP status when the genai.APIError's code
 // is not an error status (none, or a stray number in the body), and with
-// the Retry-After hint when the server sent one. The APIError stays
-// reachable with errors.As. err comes with the configured API key already
-// removed (redactSDKError), so the Message copied from its text holds none.
-func withHTTPStatus(err error, rec *statusRecord) error {
+// the Retry-After hint when the server sent one. The ProviderError's
+// Message is the text of the error it wraps, so the provider's message,
+// status and details stay in the error text (ProviderError.Error does not
+// print its Err; found in review, twenty-first session). That text is the
+// SDK's error for a response that arrived (built from the body: no request
+// URL or header in it) and, when the body broke off, the read error (which
+// may name the connection's IP addresses, as any transport error does);
+// the key is removed from it once more. The APIError stays reachable with
+// errors.As.
+func (m *Model) withHTTPStatus(err error, rec *statusRecord) error {
 	if err == nil {
 		return nil
 	}
+	err = m.redactSDKError(err)
 	if re := rec.readErr.Load(); re != nil && !errors.Is(err, *re) {
 		// The body broke off: that is the failure (a transport one), not
 		// the half event the SDK could not decode.
@@ -145,11 +156,14 @@ func withHTTPStatus(err error, rec *statusRecord) error {
 	// classifier reads an APIError in the chain first, so a coded one
 	// still decides), and the server's Retry-After for the retry
 	// decorator (retry.ServerHint).
-	pe := &model.ProviderError{Provider: "gemini", StatusCode: status, Status: http.StatusText(status), RetryAfter: hint, Err: err}
-	if hint > 0 {
-		pe.Message = err.Error()
+	return &model.ProviderError{
+		Provider:   ProviderName,
+		StatusCode: status,
+		Status:     http.StatusText(status),
+		Message:    model.RedactKey(err.Error(), m.cfg.APIKey),
+		RetryAfter: hint,
+		Err:        err,
 	}
-	return pe
 }
 
 // errorStatus reports whether code is an HTTP error status (400-599), as
