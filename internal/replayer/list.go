@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentfleet/agentfleet/pkg/dlq"
 )
@@ -152,9 +153,15 @@ func dash(s string) string {
 	return s
 }
 
+// clip shortens s to fewer than n bytes and an ellipsis when it is longer
+// than n, cutting between characters.
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n-1] + "…"
+	cut := n - 1
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut-- // never inside a character (found in review, twenty-first session)
+	}
+	return s[:cut] + "…"
 }
