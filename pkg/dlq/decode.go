@@ -10,9 +10,12 @@ import (
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
 
-// MaxEntrySize bounds what DecodeEntry accepts (8 MiB, well above any
-// server's max payload).
-const MaxEntrySize = 8 << 20
+// MaxEntrySize bounds what DecodeEntry accepts: 64 MiB, NATS's hard maximum
+// max_payload (a server refuses a max_payload above its max_pending, 64 MiB
+// by default). The Publisher never writes a larger entry (EncodeToFit), so
+// every entry it stores can be read back, whatever the server's
+// max_payload.
+const MaxEntrySize = 64 << 20
 
 // ErrInvalidEntry is matched (errors.Is) by every *DecodeError.
 var ErrInvalidEntry = errors.New("dlq: invalid entry")
@@ -107,6 +110,8 @@ func (e *Entry) check() error {
 		return bad("negative replay_count")
 	case e.RequestSize < 0:
 		return bad("negative request_size")
+	case e.ToolsCompletedOmitted < 0:
+		return bad("negative tools_completed_omitted")
 	case len(e.Request) > 0 && len(e.RequestRaw) > 0:
 		return bad("both request and request_raw set")
 	case e.RequestTruncated && e.RequestSHA256 == "":

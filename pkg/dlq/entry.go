@@ -55,8 +55,15 @@ type Entry struct {
 	Worker string `json:"worker"`
 	// Model is the model the invocation used, if one was called.
 	Model string `json:"model,omitempty"`
-	// ToolsCompleted lists the tools that completed before the failure.
+	// ToolsCompleted lists the tools that completed before the failure, in
+	// order. EncodeToFit keeps only its last (most recent) names within
+	// MaxToolsCompletedSize and counts the others in ToolsCompletedOmitted.
 	ToolsCompleted []string `json:"tools_completed"`
+	// ToolsCompletedOmitted is how many of the earliest completed tools
+	// were left out of ToolsCompleted to keep it within
+	// MaxToolsCompletedSize. Optional: 0 (absent) when none were, and in
+	// entries written before the field existed.
+	ToolsCompletedOmitted int `json:"tools_completed_omitted,omitempty"`
 
 	// Request is the original request envelope (see the type comment).
 	Request json.RawMessage `json:"request,omitempty"`

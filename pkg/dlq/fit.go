@@ -7,19 +7,26 @@ import (
 	"fmt"
 )
 
-// EncodeToFit encodes e in at most limit bytes (limit <= 0: no limit).
-// When e does not fit it keeps only a prefix of the request: RequestRaw,
+// EncodeToFit encodes e in at most limit bytes, and never in more than
+// MaxEntrySize, what DecodeEntry reads (limit <= 0: MaxEntrySize). It first
+// bounds ToolsCompleted (its last names within MaxToolsCompletedSize, the
+// others counted in ToolsCompletedOmitted), whatever the limit. When e
+// still does not fit it keeps only a prefix of the request: RequestRaw,
 // RequestTruncated, and RequestSHA256 of the whole request (an entry cut
 // before keeps its digest and RequestSize, and is cut further). It fails
 // when e does not fit even without its request. The Publisher uses it with
 // the connection's max payload less its headers' room, and so must anything
 // that publishes a changed copy of an entry (the replayer's park).
 func (e *Entry) EncodeToFit(limit int) ([]byte, error) {
+	if limit <= 0 || limit > MaxEntrySize {
+		limit = MaxEntrySize
+	}
+	e.boundToolsCompleted()
 	data, err := e.Encode()
 	if err != nil {
 		return nil, fmt.Errorf("dlq: encode entry: %w", err)
 	}
-	if limit <= 0 || len(data) <= limit {
+	if len(data) <= limit {
 		return data, nil
 	}
 	orig := e.OriginalRequest()

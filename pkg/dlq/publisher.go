@@ -17,17 +17,20 @@ import (
 // headers when it has to cut a large request.
 const headerReserve = 1024
 
-// EntryFieldsReserve is what MaxWholeRequest leaves of the server's max
-// payload for a dead letter's own fields (ids, class, a reason of at most
-// 200 characters, times, counts, the tools completed).
+// EntryFieldsReserve is what MaxWholeRequest leaves of the largest entry
+// for a dead letter's own fields (ids, class, a reason of at most 200
+// characters, times, counts, the tools completed: at most
+// MaxToolsCompletedSize of them).
 const EntryFieldsReserve = 8 << 10
 
 // MaxWholeRequest is the largest request a dead letter carries whole on a
-// server whose max payload is maxPayload: Publish cuts a larger one to fit,
-// and a cut request cannot be replayed. The worker refuses larger requests
-// up front (BAD_INPUT). 0 when maxPayload leaves no room.
+// server whose max payload is maxPayload: Publish cuts a larger one to fit
+// that max payload less the headers' room, and MaxEntrySize, and a cut
+// request cannot be replayed. The worker refuses larger requests up front
+// (BAD_INPUT). 0 when maxPayload leaves no room.
 func MaxWholeRequest(maxPayload int64) int {
-	return max(0, int(maxPayload)-headerReserve-EntryFieldsReserve)
+	entry := min(max(0, maxPayload-headerReserve), MaxEntrySize)
+	return max(0, int(entry)-EntryFieldsReserve)
 }
 
 // Publisher writes entries to the DLQ stream. It is safe for concurrent use.
@@ -54,8 +57,9 @@ func NewPublisher(js jetstream.JetStream, cfg Config) *Publisher {
 // DerivedInvocationID(e.SourceSeq) (the original stays in the request). An
 // entry without a class, or with neither a valid invocation id nor a
 // SourceSeq, is rejected with an error matching ErrInvalidEntry. When the
-// entry does not fit the connection's max payload the request is cut (see
-// Entry).
+// entry does not fit the connection's max payload (and MaxEntrySize) the
+// request is cut (see Entry); a long ToolsCompleted is always bounded first
+// (see EncodeToFit).
 func (p *Publisher) Publish(ctx context.Context, e *Entry) (*jetstream.PubAck, error) {
 	if err := p.normalise(e); err != nil {
 		return nil, err
