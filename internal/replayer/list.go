@@ -139,8 +139,11 @@ func writeListTable(w io.Writer, entries []ListedEntry, now time.Time) {
 		}
 		e := le.Entry
 		tools := strings.Join(e.ToolsCompleted, ",")
+		if e.ToolsCompletedOmitted > 0 {
+			tools = fmt.Sprintf("+%d earlier,%s", e.ToolsCompletedOmitted, tools)
+		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", le.Seq, age(now, e.FailedAt), e.Class, e.Agent, e.InvocationID,
-			e.ReplayCount, dash(e.Model), dash(tools), clip(e.Reason, 70))
+			e.ReplayCount, dash(e.Model), dash(clip(tools, 60)), clip(e.Reason, 70))
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "%d entries (%d bad)\n", len(entries), bad)

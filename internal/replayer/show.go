@@ -254,7 +254,12 @@ func (sh *Shown) Write(w io.Writer, now time.Time) {
 			fmt.Fprintf(w, "  reason: %s\n", e.Reason)
 			fmt.Fprintf(w, "  replay count %d, delivery count %d, worker %s\n", e.ReplayCount, e.DeliveryCount, dash(e.Worker))
 			fmt.Fprintf(w, "  first failed %s, failed %s\n", e.FirstFailedAt.UTC().Format(time.RFC3339), e.FailedAt.UTC().Format(time.RFC3339))
-			fmt.Fprintf(w, "  tools completed before the failure: %s\n", dash(strings.Join(e.ToolsCompleted, ", ")))
+			if e.ToolsCompletedOmitted > 0 {
+				// The entry keeps the most recent names (dlq.MaxToolsCompletedSize).
+				fmt.Fprintf(w, "  tools completed before the failure (%d earlier ones not listed): %s\n", e.ToolsCompletedOmitted, strings.Join(e.ToolsCompleted, ", "))
+			} else {
+				fmt.Fprintf(w, "  tools completed before the failure: %s\n", dash(strings.Join(e.ToolsCompleted, ", ")))
+			}
 			if e.RequestTruncated {
 				fmt.Fprintf(w, "  request TRUNCATED: %d of %d bytes kept; cannot be replayed\n", len(e.RequestRaw), e.RequestSize)
 			}
