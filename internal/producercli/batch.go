@@ -229,7 +229,7 @@ func runLine(ctx context.Context, c *client.Client, l Line, limiter *rate.Limite
 	// Sent again while a NATS outage explains a failed publish, for at
 	// most the line's timeout (it failed as "error" at the first lost
 	// PubAck; left open in the twentieth session).
-	rec, err := publish(ctx, c, l.Request, timeout)
+	rec, err := publish(ctx, c, l.Request, limiter, timeout)
 	if err != nil {
 		return fail(err)
 	}

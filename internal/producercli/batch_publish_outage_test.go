@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/time/rate"
 
 	"github.com/agentfleet/agentfleet/internal/natstest"
 	"github.com/agentfleet/agentfleet/internal/producercli"
@@ -46,7 +47,7 @@ func TestBatchPublishIsSentAgainAfterAServerRestart(t *testing.T) {
 	}
 	done := make(chan out, 1)
 	go func() {
-		rec, err := producercli.Publish(ctx, c, lines[0].Request, 30*time.Second)
+		rec, err := producercli.Publish(ctx, c, lines[0].Request, rate.NewLimiter(rate.Inf, 1), 30*time.Second)
 		done <- out{rec, err}
 	}()
 	select {

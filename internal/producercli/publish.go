@@ -9,6 +9,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/time/rate"
 
 	"github.com/agentfleet/agentfleet/pkg/client"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
@@ -30,11 +31,13 @@ const streamCheckTry = 2 * time.Second
 // limit. Sending again is safe: the requests stream's duplicate window
 // (Nats-Msg-Id is the invocation id) drops a second copy of a request
 // whose PubAck was lost, and the worker answers a copy that came after the
-// window from the invocation's record. publish stops at once when the
-// server says the requests stream does not exist (the fleet's streams are
-// missing: no resend helps). Its error is the last try's
-// *client.PublishError (errors.As), or ctx's when ctx ended.
-func publish(ctx context.Context, c *client.Client, req *envelope.Request, limit time.Duration) (*client.Receipt, error) {
+// window from the invocation's record. Each resend waits for the batch's
+// rate limiter, as a first send does. publish stops at once when the server
+// says the request cannot be stored (client.ErrNotStored: the requests
+// stream is missing, no stream stores the request's subject, the
+// connection may not publish to it): no resend helps. Its error is the
+// last try's *client.PublishError (errors.As), or ctx's when ctx ended.
+func publish(ctx context.Context, c *client.Client, req *envelope.Request, limiter *rate.Limiter, limit time.Duration) (*client.Receipt, error) {
 	b := backoff.NewExponentialBackOff()
 	b.InitialInterval, b.MaxInterval, b.MaxElapsedTime = 250*time.Millisecond, 5*time.Second, 0
 	deadline := time.Now().Add(limit)
@@ -46,8 +49,8 @@ func publish(ctx context.Context, c *client.Client, req *envelope.Request, limit
 		if err == nil || ctx.Err() != nil || !outageLike(err) {
 			return rec, err
 		}
-		if missing := requestsStreamMissing(ctx, c); missing != nil {
-			return nil, fmt.Errorf("%w (%w: not sent again)", err, missing)
+		if why := notStored(ctx, c, req.Agent); why != nil {
+			return nil, fmt.Errorf("%w (%w: not sent again)", err, why)
 		}
 		wait := b.NextBackOff()
 		if time.Now().Add(wait).After(deadline) {
@@ -59,6 +62,12 @@ func publish(ctx context.Context, c *client.Client, req *envelope.Request, limit
 			t.Stop()
 			return nil, ctx.Err()
 		case <-t.C:
+		}
+		// A resend is a submission too: a batch resending through an
+		// outage keeps to its --rate as the server recovers (found in
+		// review, twenty-first session).
+		if err := limiter.Wait(ctx); err != nil {
+			return nil, err
 		}
 	}
 }
@@ -84,13 +93,13 @@ func outageLike(err error) bool {
 	return false
 }
 
-// requestsStreamMissing returns an error when the server says the requests
-// stream does not exist, nil otherwise (it exists, or the server did not
-// answer: an outage, which sending again may outlast).
-func requestsStreamMissing(ctx context.Context, c *client.Client) error {
+// notStored returns an error matching client.ErrNotStored when the server
+// says agent's requests cannot be stored, nil otherwise (they can, or the
+// server did not answer: an outage, which sending again may outlast).
+func notStored(ctx context.Context, c *client.Client, agent string) error {
 	cctx, cancel := context.WithTimeout(ctx, streamCheckTry)
 	defer cancel()
-	if err := c.CheckRequestsStream(cctx); errors.Is(err, jetstream.ErrStreamNotFound) {
+	if err := c.CheckRequestSubject(cctx, agent); errors.Is(err, client.ErrNotStored) {
 		return err
 	}
 	return nil
