@@ -248,6 +248,9 @@ func runLine(ctx context.Context, c *client.Client, l Line, limiter *rate.Limite
 	if err != nil {
 		return fail(err)
 	}
-	r.Outcome, r.Class, r.Earlier = Outcome(res.Status), res.ErrorClass, stored != nil && rec.Duplicate
+	// Earlier only when the answer is the stored refusal itself: a duplicate
+	// of a later resend gets that resend's result (client.AwaitSent).
+	r.Outcome, r.Class = Outcome(res.Status), res.ErrorClass
+	r.Earlier = stored != nil && rec.Duplicate && res == stored.Result
 	return r
 }

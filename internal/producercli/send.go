@@ -18,7 +18,9 @@ import (
 // looked up before the send (like a batch line's): when it is a BAD_INPUT
 // refusal, the request runs again and the result printed is the one that
 // follows the refusal (client.AwaitSent), unless the requests stream
-// dropped the send as a duplicate.
+// dropped the send as a duplicate of the refused request itself (then the
+// refusal is printed, with a note to send it again after the duplicate
+// window; a duplicate of a later resend gets that resend's result).
 func runSend(ctx context.Context, args []string, g *globals, env Env) int {
 	fs := flag.NewFlagSet("send", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
@@ -85,9 +87,6 @@ func runSend(ctx context.Context, args []string, g *globals, env Env) int {
 	}
 	if rec.Duplicate {
 		fmt.Fprintf(env.Stderr, "producer send: %s is a duplicate of the request at seq %d; not submitted again\n", rec.InvocationID, rec.Sequence)
-		if before != nil && before.RefusedAsBadInput() {
-			fmt.Fprintln(env.Stderr, "producer send: its result is the earlier BAD_INPUT refusal; send it again once the requests stream's duplicate window has passed")
-		}
 	}
 	if !wait {
 		fmt.Fprintln(env.Stdout, rec.InvocationID)
@@ -95,6 +94,15 @@ func runSend(ctx context.Context, args []string, g *globals, env Env) int {
 	}
 	fmt.Fprintln(env.Stderr, "invocation", rec.InvocationID)
 	return awaitAndPrint(ctx, rec.InvocationID, g, env, asJSON, func(actx context.Context) (*envelope.Result, error) {
-		return c.AwaitSent(actx, rec, before)
+		res, err := c.AwaitSent(actx, rec, before)
+		// A duplicate of the refused request itself is answered with the
+		// refusal (AwaitSent returns before.Result); one of a later resend
+		// with that resend's result, and says nothing here (found in
+		// review, twenty-first session: this was said of every duplicate
+		// after a refusal, before the result was known).
+		if err == nil && rec.Duplicate && before != nil && before.RefusedAsBadInput() && res == before.Result {
+			fmt.Fprintln(env.Stderr, "producer send: its result is the earlier BAD_INPUT refusal; send it again once the requests stream's duplicate window has passed")
+		}
+		return res, err
 	})
 }

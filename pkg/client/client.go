@@ -16,8 +16,8 @@ type Client struct {
 	nc  *nats.Conn
 	cfg Config
 
-	mu      sync.Mutex
-	results jetstream.Stream
+	mu      sync.Mutex       // mu guards results; never held across a network call
+	results jetstream.Stream // results is the cached AGENT_RESULTS handle (resultsStream)
 
 	// waitingHook, when set (tests), is called when Await has subscribed,
 	// found no stored result and starts waiting for a live one.
@@ -44,17 +44,27 @@ func New(js jetstream.JetStream, nc *nats.Conn, cfg Config) (*Client, error) {
 // Config returns the client's configuration (defaults applied).
 func (c *Client) Config() Config { return c.cfg }
 
-// resultsStream returns the cached AGENT_RESULTS handle.
+// resultsStream returns the cached AGENT_RESULTS handle, fetching it
+// (js.Stream, a request to the server) when there is none yet. The lock is
+// not held during the fetch: a fetch lost in a server restart must not hold
+// up the other callers, whose own look-ups are bounded (lookupLimit) or
+// follow their own contexts. Callers that find no handle fetch it each;
+// the first to succeed stores it.
 func (c *Client) resultsStream(ctx context.Context) (jetstream.Stream, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.results != nil {
-		return c.results, nil
+	s := c.results
+	c.mu.Unlock()
+	if s != nil {
+		return s, nil
 	}
 	s, err := c.js.Stream(ctx, c.cfg.ResultsStream)
 	if err != nil {
 		return nil, fmt.Errorf("client: results stream %s: %w", c.cfg.ResultsStream, err)
 	}
-	c.results = s
-	return s, nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.results == nil {
+		c.results = s
+	}
+	return c.results, nil
 }

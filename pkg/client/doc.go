@@ -19,5 +19,12 @@
 // it from its record), so its result is the stored one, except after a
 // BAD_INPUT refusal, which the worker made before it recorded anything:
 // SubmitAndAwait, and AwaitSent after a Lookup and a Send, return the
-// result that follows such a refusal.
+// result that follows such a refusal; a resubmission the requests stream
+// drops as a duplicate gets the refusal when it duplicates the refused
+// request itself, and the result of the resend it duplicates otherwise
+// (AwaitSent says how it tells them apart).
+//
+// Send's errors say whether the request may be stored: a *PublishError when
+// the publish got no PubAck (send it again with the same id), a
+// *RefusedError when the stream refused it in its PubAck (not stored).
 package client

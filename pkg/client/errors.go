@@ -27,7 +27,8 @@ var (
 
 // PublishError is Send's error when the request's publish failed or got no
 // PubAck: the requests stream may or may not hold the request (no stream
-// answered, the connection broke, the PubAck did not come in time). Sending
+// answered, the connection broke, the PubAck did not come in time). A
+// PubAck that carries the stream's refusal is a *RefusedError instead. Sending
 // the same request again with the same invocation id is safe: the stream's
 // duplicate window drops a second copy. Err is the publish's error
 // (errors.Is sees through it, a context.DeadlineExceeded included).
@@ -45,3 +46,26 @@ func (e *PublishError) Error() string {
 
 // Unwrap returns the publish's error.
 func (e *PublishError) Unwrap() error { return e.Err }
+
+// RefusedError is Send's error when the requests stream answered the
+// publish with a refusal: a JetStream API error in the PubAck (10060, the
+// stream serving the subject is not Config.RequestsStream; a limit of the
+// stream or of the account; a message larger than the stream takes). The
+// request is not stored. Sending it again as it is fails the same way until
+// what refused it changes (the configuration, the stream's limits, space
+// freed). Err is the server's error: errors.As finds its
+// *jetstream.APIError (its ErrorCode tells the refusal).
+type RefusedError struct {
+	// InvocationID is the request's invocation id.
+	InvocationID string
+	// Err is the server's refusal (a *jetstream.APIError, wrapped).
+	Err error
+}
+
+// Error implements error.
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("client: submit %s: refused by the requests stream (not stored): %v", e.InvocationID, e.Err)
+}
+
+// Unwrap returns the server's refusal.
+func (e *RefusedError) Unwrap() error { return e.Err }

@@ -45,8 +45,9 @@ func (c *Client) Submit(ctx context.Context, req *envelope.Request) (string, err
 // worker does (an *envelope.InvalidError when it fails) and checks its size:
 // at most Config.MaxRequestSize, and with its headers at most the server's
 // max_payload (an *envelope.InvalidError too). A publish that failed or got
-// no PubAck is a *PublishError. A duplicate PubAck is reported in the
-// Receipt, not as an error.
+// no PubAck is a *PublishError (the request may be stored); one the stream
+// refused in its PubAck is a *RefusedError (it is not). A duplicate PubAck
+// is reported in the Receipt, not as an error.
 func (c *Client) Send(ctx context.Context, req *envelope.Request) (*Receipt, error) {
 	if req == nil {
 		return nil, fmt.Errorf("client: submit: %w", &envelope.InvalidError{Reason: "nil request"})
@@ -77,7 +78,11 @@ func (c *Client) Send(ctx context.Context, req *envelope.Request) (*Receipt, err
 	ack, err := c.js.PublishMsg(ctx, msg,
 		jetstream.WithMsgID(req.InvocationID),
 		jetstream.WithExpectStream(c.cfg.RequestsStream))
-	if err != nil {
+	var refusal *jetstream.APIError
+	switch {
+	case errors.As(err, &refusal): // only a PubAck carries one: the stream answered
+		return nil, &RefusedError{InvocationID: req.InvocationID, Err: err}
+	case err != nil:
 		return nil, &PublishError{InvocationID: req.InvocationID, Err: err}
 	}
 	return &Receipt{InvocationID: req.InvocationID, Stream: ack.Stream, Sequence: ack.Sequence, Duplicate: ack.Duplicate}, nil
@@ -117,16 +122,41 @@ func (c *Client) SubmitAndAwait(ctx context.Context, req *envelope.Request) (*en
 // else the next one. A stored BAD_INPUT refusal (RefusedAsBadInput) is the
 // exception: the worker refused that request before it recorded anything,
 // so the resubmission runs, and AwaitSent returns the result that follows
-// the refusal (AwaitAfter its sequence). Unless the requests stream dropped
-// the resubmission as a duplicate (rec.Duplicate: the refused request is
-// still within its duplicate window): then the refusal is the result, and
-// AwaitSent returns it at once.
+// the refusal (AwaitAfter its sequence).
+//
+// When the requests stream dropped the resubmission as a duplicate
+// (rec.Duplicate), the request it duplicates (the one stored at
+// rec.Sequence) may be the refused one, whose answer is the refusal, or a
+// later resend, whose answer is still to come. AwaitSent asks the server
+// (the requests stream's info and the message at rec.Sequence, then the
+// stored result again; only on this path) and decides:
+//
+//   - the refusal is older than the requests stream's duplicate window: the
+//     duplicated request, stored within the window, came after it: the
+//     result that follows the refusal;
+//   - the duplicated request is still in the requests stream (a work queue:
+//     a worker removes a request once it has answered it) and was stored
+//     after the refusal: a resend not answered yet, likewise;
+//   - it is still there but was stored before the refusal: the refused
+//     request itself (the worker stores the refusal, then removes it): the
+//     refusal, at once;
+//   - it is gone: its answer was stored before it was removed: the stored
+//     result when it is newer than the refusal, else the refusal, at once.
+//
+// When AwaitSent answers with the refusal, it returns before.Result itself.
+// The times compared are the server's (in a cluster, the two streams'
+// leaders' clocks). A resend that a worker requeued (a busy session) is
+// gone from its sequence while a copy of it waits: when the refusal is
+// younger than the window, its duplicate is answered with the refusal.
 func (c *Client) AwaitSent(ctx context.Context, rec *Receipt, before *StoredResult) (*envelope.Result, error) {
 	if before == nil || !before.RefusedAsBadInput() {
 		return c.Await(ctx, rec.InvocationID)
 	}
 	if rec.Duplicate {
-		return before.Result, nil
+		res, err := c.answerOfDuplicate(ctx, rec, before)
+		if err != nil || res != nil {
+			return res, err
+		}
 	}
 	return c.AwaitAfter(ctx, rec.InvocationID, before.Seq)
 }
