@@ -138,12 +138,9 @@ func writeListTable(w io.Writer, entries []ListedEntry, now time.Time) {
 			continue
 		}
 		e := le.Entry
-		tools := strings.Join(e.ToolsCompleted, ",")
-		if e.ToolsCompletedOmitted > 0 {
-			tools = fmt.Sprintf("+%d earlier,%s", e.ToolsCompletedOmitted, tools)
-		}
+		tools := toolsCell(e, 60)
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", le.Seq, age(now, e.FailedAt), e.Class, e.Agent, e.InvocationID,
-			e.ReplayCount, dash(e.Model), dash(clip(tools, 60)), clip(e.Reason, 70))
+			e.ReplayCount, dash(e.Model), dash(tools), clip(e.Reason, 70))
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "%d entries (%d bad)\n", len(entries), bad)
@@ -154,6 +151,23 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// toolsCell is the TOOLS DONE cell of e: its tools completed, the most
+// recent last, in at most about n bytes. A longer list keeps its end (the
+// tools closest to the failure, which a bounded entry keeps too) and says
+// how many earlier ones it leaves out.
+func toolsCell(e *dlq.Entry, n int) string {
+	names, omitted := e.ToolsCompleted, e.ToolsCompletedOmitted
+	cell := strings.Join(names, ",")
+	for len(names) > 1 && len(cell) > n {
+		names, omitted = names[1:], omitted+1
+		cell = strings.Join(names, ",")
+	}
+	if omitted > 0 {
+		cell = fmt.Sprintf("+%d earlier,%s", omitted, cell)
+	}
+	return cell
 }
 
 // clip shortens s to fewer than n bytes and an ellipsis when it is longer
