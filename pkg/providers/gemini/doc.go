@@ -23,20 +23,27 @@
 // (a value, not a pointer), transport failures are whatever net/http
 // returned; both are wrapped with %w and never swallowed. One exception: a
 // stream whose body breaks off after its last chunk (the one with the
-// finish reason, and the usage) has delivered its whole answer, and ends
-// with the final response as a clean stream would; an error event the
-// server sends after that chunk stays an error. An error response whose
-// body has no HTTP error code is wrapped in a *model.ProviderError with
-// the response's status; its Message is the SDK's error text, so the
-// provider's message stays in the error's text.
+// finish reason, and the usage; or a blocked prompt's feedback, with its
+// block reason) has delivered its whole answer, and ends with the final
+// response as a clean stream would; an error event the server sends after
+// that chunk stays an error, even one cut short. An error response whose
+// body has no HTTP error code, or whose body broke off before the SDK
+// could read it, is wrapped in a *model.ProviderError with the response's
+// status, which decides the class (a 429 whose body is cut is
+// RATE_LIMITED, not TRANSPORT); its Message is the SDK's error text, so
+// the provider's message stays in the error's text.
 //
-// The adapter's HTTP client refuses a redirect to another host name or
-// from https to http, which would carry the API key (x-goog-api-key) there
+// The adapter's HTTP client refuses a redirect that leaves the configured
+// endpoint's origin (its scheme, host name and port, default ports filled
+// in: so also one to another port of the same host, or from https to
+// http), which would carry the API key (x-goog-api-key) there
 // (ErrRedirectRefused, classified UNKNOWN); a Config.HTTPClient's own
 // CheckRedirect still applies to the redirects it allows.
 //
 // Usage counts a thinking model's thoughts (thoughtsTokenCount) among the
-// output tokens, model.Usage.CandidatesTokens.
+// output tokens, model.Usage.CandidatesTokens, and a built-in tool's
+// prompt (toolUsePromptTokenCount) among the input tokens,
+// model.Usage.PromptTokens: the two add up to TotalTokens.
 //
 // No error the adapter returns holds its configured API key (a server set
 // as Config.BaseURL may quote the key it refused, as a LiteLLM proxy does;

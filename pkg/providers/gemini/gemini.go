@@ -179,7 +179,7 @@ func (m *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 // partials; the final response is built from what the whole stream said
 // (last finish reason, prompt feedback, usage, ids) with the aggregated
 // content, using the same ADK rules as FromGenAI. A stream whose body read
-// fails after it was complete (cutAfterFinish) ends with that final
+// fails after it had answered (cutAfterFinish) ends with that final
 // response too; every other error ends it with the error.
 func (m *Model) stream(ctx context.Context, name string, contents []*genai.Content, config *genai.GenerateContentConfig) iter.Seq2[*model.Response, error] {
 	return func(yield func(*model.Response, error) bool) {
@@ -202,7 +202,7 @@ func (m *Model) stream(ctx context.Context, name string, contents []*genai.Conte
 		cctx, status := recordStatus(ctx)
 		for chunk, err := range m.client.Models.GenerateContentStream(cctx, name, contents, config) {
 			if err != nil {
-				if cutAfterFinish(ctx, summary.complete(), status, err) {
+				if cutAfterFinish(ctx, summary.answered(), status, err) {
 					// The answer is whole: end as a stream that ended
 					// cleanly would (found in review, twenty-first session).
 					break
@@ -281,9 +281,12 @@ func (s *streamSummary) observe(chunk *genai.GenerateContentResponse) {
 	}
 }
 
-// complete reports whether the stream ended the way a finished Gemini
-// stream ends: with a finish reason, or with prompt feedback (a blocked
-// prompt has no candidates).
+// complete reports whether a stream that ended cleanly ended the way a
+// finished Gemini stream ends: with a finish reason, or with prompt
+// feedback and no candidate (a blocked prompt; feedback without a block
+// reason then maps, as a response without candidates does in FromGenAI, to
+// an in-band model.ErrorCodeUnknown). A stream that broke off is judged by
+// answered.
 func (s *streamSummary) complete() bool {
 	if s.finishReason != "" {
 		return true
@@ -291,17 +294,31 @@ func (s *streamSummary) complete() bool {
 	return s.feedback != nil && !s.sawCandidate
 }
 
+// answered reports whether the stream had delivered its whole answer: a
+// finish reason (Gemini sends it on the last chunk, with the usage), or a
+// blocked prompt's feedback (a block reason, no candidate). Prompt
+// feedback without a block reason (the prompt's safety ratings, which may
+// come before the answer) is not an answer (found in review,
+// twenty-first session).
+func (s *streamSummary) answered() bool {
+	if s.finishReason != "" {
+		return true
+	}
+	return s.feedback != nil && s.feedback.BlockReason != "" && !s.sawCandidate
+}
+
 // cutAfterFinish reports whether a stream that failed with err had already
 // received its answer whole, so that the failure loses nothing: the
-// summary was complete (a finish reason, which Gemini sends on the last
-// chunk, with the usage; or a blocked prompt's feedback) and the failure is
-// the response body breaking off (a read error was recorded: the SDK
-// returns it, or the half event it could not decode). What the server said
-// stays an error: an error event in the stream (a genai.APIError), as does
-// the caller's own cancel or deadline, and an SDK error on an intact body
-// (an event it could not decode). The OpenAI adapter has the same rule.
-func cutAfterFinish(ctx context.Context, complete bool, rec *statusRecord, err error) bool {
-	if !complete || ctx.Err() != nil || rec.readErr.Load() == nil {
+// summary had answered (streamSummary.answered) and the failure is the
+// response body breaking off (a read error was recorded: the SDK returns
+// it, or the half event it could not decode). What the server said stays
+// an error: an error event in the stream (a genai.APIError), or one cut
+// short (the body broke off inside an error event: the SDK's JSON error
+// on it is no genai.APIError; statusRecord.cutInErrorEvent), as does the
+// caller's own cancel or deadline, and an SDK error on an intact body (an
+// event it could not decode). The OpenAI adapter has the same rule.
+func cutAfterFinish(ctx context.Context, answered bool, rec *statusRecord, err error) bool {
+	if !answered || ctx.Err() != nil || rec.readErr.Load() == nil || rec.cutInErrorEvent() {
 		return false
 	}
 	var gv genai.APIError
@@ -424,7 +441,10 @@ func sendID(id, clientIDPrefix string) string {
 // Its usage counts a thinking model's thoughts (thoughtsTokenCount, which
 // Gemini reports apart from candidatesTokenCount and bills as output) among
 // the output tokens, CandidatesTokens, as OpenAI's completion_tokens
-// include reasoning tokens; TotalTokens is Gemini's total. It never panics,
+// include reasoning tokens, and a built-in tool's prompt
+// (toolUsePromptTokenCount: Google Search grounding, URL context, code
+// execution) among the input tokens, PromptTokens; TotalTokens is Gemini's
+// total, so PromptTokens + CandidatesTokens = TotalTokens. It never panics,
 // whatever the response holds; a nil response maps like a response without
 // candidates.
 func FromGenAI(resp *genai.GenerateContentResponse) *model.Response {
@@ -438,7 +458,7 @@ func FromGenAI(resp *genai.GenerateContentResponse) *model.Response {
 	out.ModelVersion = resp.ModelVersion
 	if u := resp.UsageMetadata; u != nil {
 		out.Usage = &model.Usage{
-			PromptTokens:     u.PromptTokenCount,
+			PromptTokens:     u.PromptTokenCount + u.ToolUsePromptTokenCount,
 			CandidatesTokens: u.CandidatesTokenCount + u.ThoughtsTokenCount,
 			TotalTokens:      u.TotalTokenCount,
 		}

@@ -29,13 +29,22 @@ type statusKey struct{}
 // statusRecord holds what the last response of one call said beyond its
 // body's JSON: the HTTP status, the Retry-After hint (the SDK's APIError
 // carries no headers: a proxy's 429 with Retry-After and no RetryInfo
-// lost its hint) and the first error reading the body (the SDK reads a
+// lost its hint), the first error reading the body (the SDK reads a
 // stream cut inside an event as a JSON error, hiding the broken
-// connection: UNKNOWN instead of TRANSPORT).
+// connection: UNKNOWN instead of TRANSPORT) and the start of the event
+// the body broke off in (cutInErrorEvent).
 type statusRecord struct {
 	code       atomic.Int32
 	retryAfter atomic.Int64 // nanoseconds; 0: none
 	readErr    atomic.Pointer[error]
+	cutEvent   atomic.Pointer[[]byte]
+}
+
+// cutInErrorEvent reports whether the body broke off inside an error
+// event (isErrorEvent), which the SDK could not decode.
+func (r *statusRecord) cutInErrorEvent() bool {
+	ev := r.cutEvent.Load()
+	return ev != nil && isErrorEvent(*ev)
 }
 
 // statusTransport records the status of every response into the request
@@ -51,6 +60,7 @@ func (t statusTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			d, _ := retry.HeaderHint(resp.Header, time.Now())
 			rec.retryAfter.Store(int64(d))
 			rec.readErr.Store(nil)
+			rec.cutEvent.Store(nil)
 			if resp.Body != nil {
 				resp.Body = &recordingBody{ReadCloser: resp.Body, rec: rec}
 			}
@@ -59,24 +69,30 @@ func (t statusTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// recordingBody records the first read error other than io.EOF.
+// recordingBody records the first read error other than io.EOF, and the
+// start of the event it broke off in.
 type recordingBody struct {
 	io.ReadCloser
-	rec *statusRecord
+	rec  *statusRecord
+	head eventHead
 }
 
 // Read implements io.Reader.
 func (b *recordingBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
+	b.head.add(p[:n])
 	if err != nil && !errors.Is(err, io.EOF) {
-		b.rec.readErr.CompareAndSwap(nil, &err)
+		if b.rec.readErr.CompareAndSwap(nil, &err) {
+			ev := b.head.snapshot()
+			b.rec.cutEvent.Store(&ev)
+		}
 	}
 	return n, err
 }
 
 // withStatusTransport returns a copy of c (a new client when nil) whose
 // transport records response statuses and which refuses a redirect that
-// would send the API key to another host or over plain http
+// would send the API key to another origin: another scheme, host or port
 // (checkRedirect; c's own CheckRedirect still applies to the others).
 func withStatusTransport(c *http.Client) *http.Client {
 	var out http.Client
@@ -104,16 +120,19 @@ func recordStatus(ctx context.Context) (context.Context, *statusRecord) {
 // body's read error when the response broke off (wrapped, so the taxonomy
 // sees the transport failure), and, for an error response, a
 // *model.ProviderError with the HTTP status when the genai.APIError's code
-// is not an error status (none, or a stray number in the body), and with
-// the Retry-After hint when the server sent one. The ProviderError's
-// Message is the text of the error it wraps, so the provider's message,
-// status and details stay in the error text (ProviderError.Error does not
-// print its Err; found in review, twenty-first session). That text is the
-// SDK's error for a response that arrived (built from the body: no request
-// URL or header in it) and, when the body broke off, the read error (which
-// may name the connection's IP addresses, as any transport error does);
-// the key is removed from it once more. The APIError stays reachable with
-// errors.As.
+// is not an error status (none, or a stray number in the body) or when there
+// is no APIError because the error body broke off (the SDK then returns the
+// read error, which the taxonomy would class TRANSPORT, although the status,
+// which decides the class, had arrived: found in review, twenty-first
+// session), and with the Retry-After hint when the server sent one. The
+// ProviderError's Message is the text of the error it wraps, so the
+// provider's message, status and details stay in the error text
+// (ProviderError.Error does not print its Err; found in review, twenty-first
+// session). That text is the SDK's error for a response that arrived (built
+// from the body: no request URL or header in it) and, when the body broke
+// off, the read error (which may name the connection's IP addresses, as any
+// transport error does); the key is removed from it once more. The APIError
+// stays reachable with errors.As.
 func (m *Model) withHTTPStatus(err error, rec *statusRecord) error {
 	if err == nil {
 		return nil
@@ -144,10 +163,12 @@ func (m *Model) withHTTPStatus(err error, rec *statusRecord) error {
 	case errors.As(err, &gp) && gp != nil:
 		coded = errorStatus(gp.Code)
 	default:
-		if hint <= 0 {
+		// Not an APIError: the SDK could not read the error body (it
+		// broke off), so the status is said; or there is only the hint
+		// to add.
+		if hint <= 0 && rec.readErr.Load() == nil {
 			return err
 		}
-		coded = true // not an APIError: only the hint is added
 	}
 	if coded && hint <= 0 {
 		return err

@@ -3,6 +3,7 @@ package gemini
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
@@ -12,9 +13,12 @@ import (
 // forwards on every redirect (it drops only Authorization, Cookie and
 // WWW-Authenticate, and only when the host changes). A configured endpoint
 // (Config.BaseURL: a proxy, a regional endpoint) that redirects to another
-// host, or from https to http, would have the key sent there, in clear text
-// in the downgrade case. The adapter's HTTP client refuses such a redirect
-// (found in review, twenty-first session). Refusing, rather than following
+// origin (another host, another port of the same host: another service or
+// another tenant's listener on a shared proxy host, or from https to http)
+// would have the key sent there, in clear text in the downgrade case. The
+// adapter's HTTP client refuses a redirect that leaves the first request's
+// origin, its scheme, host and port (found in review, twenty-first
+// session). Refusing, rather than following
 // without the header, because a request without its key fails anyway
 // (401/403, paged as AUTH, blaming the key instead of the endpoint), and a
 // Gemini endpoint has no reason to send a worker elsewhere: the endpoint is
@@ -25,27 +29,23 @@ import (
 const maxRedirects = 10
 
 // ErrRedirectRefused is matched by errors.Is when the adapter's HTTP client
-// refused a redirect that would have sent the API key to another host name
-// or from https to plain http. The error that carries it is a
+// refused a redirect that would have sent the API key to another origin
+// (scheme, host and port): another host, another port, or from https to
+// plain http. The error that carries it is a
 // *model.ProviderError with the redirect's HTTP status (3xx), which
 // pkg/taxonomy classifies UNKNOWN: never retried, dead-lettered for review
 // with the raw message, never replayed automatically.
-var ErrRedirectRefused = errors.New("redirect refused: it would send the API key to another host or over plain http")
+var ErrRedirectRefused = errors.New("redirect refused: it would send the API key to another origin (scheme, host or port)")
 
 // checkRedirect returns an http.Client CheckRedirect that refuses a
-// redirect leaving the first request's host name (compared without the
-// port, case-insensitively, as net/http compares hosts for the headers it
-// drops) or going from https to http, and otherwise applies next, the
-// caller's CheckRedirect, or net/http's default limit of ten redirects
-// when next is nil.
+// redirect leaving the first request's origin (sameOrigin: scheme, host
+// name and port; so also one from https to http), and otherwise applies
+// next, the caller's CheckRedirect, or net/http's default limit of ten
+// redirects when next is nil.
 func checkRedirect(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
-		if len(via) > 0 {
-			first := via[0].URL
-			if !strings.EqualFold(req.URL.Hostname(), first.Hostname()) ||
-				(strings.EqualFold(first.Scheme, "https") && !strings.EqualFold(req.URL.Scheme, "https")) {
-				return redirectRefused(req)
-			}
+		if len(via) > 0 && !sameOrigin(req.URL, via[0].URL) {
+			return redirectRefused(req)
 		}
 		if next != nil {
 			return next(req, via)
@@ -68,4 +68,28 @@ func redirectRefused(req *http.Request) error {
 		pe.Status = http.StatusText(req.Response.StatusCode)
 	}
 	return pe
+}
+
+// sameOrigin reports whether a and b have the same origin: scheme and host
+// name compared case-insensitively, ports compared with a scheme's default
+// port filled in (80 for http, 443 for https), so that
+// "https://example.com" and "https://example.com:443" are one origin.
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) &&
+		strings.EqualFold(a.Hostname(), b.Hostname()) &&
+		originPort(a) == originPort(b)
+}
+
+// originPort is u's port, or its scheme's default port when u has none.
+func originPort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http":
+		return "80"
+	case "https":
+		return "443"
+	}
+	return ""
 }
