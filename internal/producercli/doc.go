@@ -13,6 +13,14 @@
 // to wait for a result (per invocation in a batch; default 2m). The streams
 // must exist (the fleet creates them; see internal/streams).
 //
+// A batch line whose publish falls inside a NATS outage (no PubAck, no
+// JetStream responders yet, the connection reconnecting) is sent again
+// with jittered backoff, at the batch's --rate, for at most its --timeout;
+// the requests stream's duplicate window makes that safe. It is not sent
+// again when the server says the request cannot be stored (no stream
+// stores its subject, the connection may not publish to it) or refuses it
+// (client.RefusedError): those fail the line at once.
+//
 // Exit codes (see the Exit constants): 0 success (every result completed),
 // 1 an error (NATS unreachable, a file unreadable, a publish failed),
 // 2 usage, 3 timed out waiting for a result, 4 a result that is not
