@@ -206,10 +206,10 @@ func mayContainFold(s string, words ...string) bool {
 }
 
 // SanitizeString makes s safe to show a model: the first line only, control
-// characters removed, stack traces and SQL replaced by "[redacted]", URLs,
-// host:port pairs, IP addresses, internal host names and the names in Go's
-// certificate errors redacted, and the result capped at MaxErrorStringLen
-// runes.
+// characters removed, stack traces, SQL and a first line longer than 64
+// KiB replaced by "[redacted]", URLs, host:port pairs, IP addresses,
+// internal host names and the names in Go's certificate errors redacted,
+// and the result capped at MaxErrorStringLen runes.
 func SanitizeString(s string) string {
 	return sanitizeLoop(firstLinePrintable(s), redactOnce)
 }
@@ -315,12 +315,36 @@ func redactBareKey(m string) string {
 	return m
 }
 
+// maxSanitizedLine caps the first line SanitizeString reads (in bytes):
+// a longer one is redacted whole, as a stack trace is, before any pattern
+// runs, so the patterns' work is bounded (about 0.1 s at 64 KiB for the
+// costliest text; a 900 KB line took up to 2 s; found in review,
+// twenty-first session).
+//
+// Cutting such a line to its first maxSanitizedLine bytes and redacting
+// that would not be safe, whatever the bound: the output shows only
+// MaxErrorStringLen runes, but redaction shortens text as well as
+// lengthening it (a 60 KiB URL or quoted value becomes "[redacted]"), so
+// text at any offset can be among the runes shown; and a pattern that
+// needs text after the cut no longer matches, so what it would have
+// hidden is shown: "select " + 64 KiB + " from t" is redacted whole, its
+// first 64 KiB shows "select …"; userinfoRE needs the "@" after a
+// password, a quoted value its closing quote, hostPortRE a host's port.
+// Redacting the whole line shows nothing of it, so nothing the patterns
+// would have hidden. A line this long is a dump (a page, a body), not a
+// message for a model.
+const maxSanitizedLine = 64 << 10
+
 // firstLinePrintable is s's first line, as valid UTF-8 without control
 // characters; a tab or another spacing control becomes a space, so words
-// it separated stay apart ("SELECT\tid FROM" is still seen as SQL).
+// it separated stay apart ("SELECT\tid FROM" is still seen as SQL). A
+// first line longer than maxSanitizedLine bytes is "[redacted]".
 func firstLinePrintable(s string) string {
 	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
 		s = s[:i]
+	}
+	if len(s) > maxSanitizedLine {
+		return redacted
 	}
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "")

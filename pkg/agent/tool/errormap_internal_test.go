@@ -50,6 +50,8 @@ func FuzzSanitizeMatchesReference(f *testing.F) {
 		"Invalid API key: sk_live_abcdefghijklmnop1234", "AKIAIOSFODNN7EXAMPLE: denied", "sk-learn-compatible-estimators",
 		"x509: certificate is valid for *.a.io, [redacted], not b.io", "X509: Certificate is valid for a, not", "x509: certificate is valid for 9 names, but none matched h",
 		`candidate authority certificate "A \"B\"`, `DNS name "a.io" is excluded by constraint "io"`, "x509: cannot validate certificate for fd00::7 because",
+		"x509: certificate is valid for a., b c, not d.", "x509: certificate is valid for 3 names", `x509: cannot parse dnsName "a."`,
+		`URI SAN "s://a" failed`, `URI with IP ("h") cannot`, `cannot parse URI host "a:1:2"`,
 	} {
 		f.Add(s)
 	}
