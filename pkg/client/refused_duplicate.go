@@ -3,9 +3,7 @@ package client
 import (
 	"context"
 	"errors"
-	"fmt"
-
-	"github.com/nats-io/nats.go/jetstream"
+	"time"
 
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
@@ -16,32 +14,52 @@ import (
 // (the refusal, before.Result itself, or a newer one), or nil when the
 // answer is the result that follows the refusal, still to come.
 func (c *Client) answerOfDuplicate(ctx context.Context, rec *Receipt, before *StoredResult) (*envelope.Result, error) {
-	// Fetched, not cached: its info carries the server's time now and the
-	// duplicate window.
-	s, err := c.js.Stream(ctx, c.cfg.RequestsStream)
-	if err != nil {
-		return nil, fmt.Errorf("client: await %s: requests stream %s: %w", rec.InvocationID, c.cfg.RequestsStream, err)
+	// Both reads of the requests stream are bounded and optional: a
+	// producer may lack STREAM.INFO or MSG.GET on it, and a read lost in a
+	// server restart is never answered. Without them the "gone" rule below
+	// decides, as it does for a request already removed (found in review,
+	// twenty-first session: a producer without the permissions waited out
+	// its whole context).
+	lctx, cancel := context.WithTimeout(ctx, lookupLimit)
+	defer cancel()
+	if s, err := c.js.Stream(lctx, c.cfg.RequestsStream); err == nil {
+		// Fetched, not cached: its info carries the duplicate window and,
+		// from nats-server 2.10, the server's time now (a 2.9 server sends
+		// none: the local clock then).
+		info := s.CachedInfo()
+		now := info.TimeStamp
+		if now.IsZero() {
+			now = time.Now()
+		}
+		// The server keeps an id a little past its window (its purge timer
+		// fires at most every 50 ms, and clocks differ): only a refusal
+		// older than the window and a slack is surely out of it.
+		if window := info.Config.Duplicates; window > 0 && before.Time.Before(now.Add(-window-duplicateSlack)) {
+			return nil, nil // the duplicated request is younger than the window, so younger than the refusal
+		}
+		msg, err := s.GetMsg(lctx, rec.Sequence)
+		switch {
+		case err == nil && msg.Time.After(before.Time):
+			return nil, nil // a resend stored after the refusal, not answered yet
+		case err == nil:
+			return before.Result, nil // the refused request, being removed
+		}
+		// Gone (or not readable): the rule below.
 	}
-	info := s.CachedInfo()
-	if window := info.Config.Duplicates; window > 0 && before.Time.Before(info.TimeStamp.Add(-window)) {
-		return nil, nil // the duplicated request is younger than the window, so younger than the refusal
-	}
-	msg, err := s.GetMsg(ctx, rec.Sequence)
-	switch {
-	case err == nil && msg.Time.After(before.Time):
-		return nil, nil // a resend stored after the refusal, not answered yet
-	case err == nil:
-		return before.Result, nil // the refused request, being removed
-	case !errors.Is(err, jetstream.ErrMsgNotFound):
-		return nil, fmt.Errorf("client: await %s: request at seq %d: %w", rec.InvocationID, rec.Sequence, err)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
 	}
 	// Gone: answered, and its answer stored before it was removed.
-	stored, err := c.Lookup(ctx, rec.InvocationID)
+	stored, err := c.lookupOnce(ctx, rec.InvocationID)
 	switch {
 	case err == nil && stored.Seq > before.Seq:
 		return stored.Result, nil
-	case err != nil && !errors.Is(err, ErrNoResult):
+	case err != nil && !errors.Is(err, ErrNoResult) && !errors.Is(err, errLookupLost):
 		return nil, err
 	}
 	return before.Result, nil
 }
+
+// duplicateSlack is how long past its duplicate window answerOfDuplicate
+// still takes a refused request's id to be in it.
+const duplicateSlack = time.Second

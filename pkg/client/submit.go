@@ -131,7 +131,8 @@ func (c *Client) SubmitAndAwait(ctx context.Context, req *envelope.Request) (*en
 // (the requests stream's info and the message at rec.Sequence, then the
 // stored result again; only on this path) and decides:
 //
-//   - the refusal is older than the requests stream's duplicate window: the
+//   - the refusal is older than the requests stream's duplicate window and
+//     1 s of slack (the server keeps an id a little past its window): the
 //     duplicated request, stored within the window, came after it: the
 //     result that follows the refusal;
 //   - the duplicated request is still in the requests stream (a work queue:
@@ -145,9 +146,13 @@ func (c *Client) SubmitAndAwait(ctx context.Context, req *envelope.Request) (*en
 //
 // When AwaitSent answers with the refusal, it returns before.Result itself.
 // The times compared are the server's (in a cluster, the two streams'
-// leaders' clocks). A resend that a worker requeued (a busy session) is
-// gone from its sequence while a copy of it waits: when the refusal is
-// younger than the window, its duplicate is answered with the refusal.
+// leaders' clocks), but "now" is the local clock on a server older than
+// 2.10, which does not send its own. Each read is bounded (2 s); a producer
+// without STREAM.INFO or STREAM.MSG.GET on the requests stream, or a read
+// that gets no answer, decides by the last rule alone. A resend that a
+// worker requeued (a busy session) is gone from its sequence while a copy
+// of it waits: when the refusal is younger than the window, its duplicate
+// is answered with the refusal.
 func (c *Client) AwaitSent(ctx context.Context, rec *Receipt, before *StoredResult) (*envelope.Result, error) {
 	if before == nil || !before.RefusedAsBadInput() {
 		return c.Await(ctx, rec.InvocationID)
