@@ -47,7 +47,10 @@ type Parked struct {
 	cfg ParkedConfig
 }
 
-// StreamConfig returns the parked stream's configuration.
+// StreamConfig returns the parked stream's configuration. Direct get is
+// allowed, as on the DLQ stream (streams.Config.DLQStreamConfig): parked
+// entries are read one by one with a dlq.Reader, and a direct get answers
+// with the entry as stored, within the max payload.
 func (p *Parked) StreamConfig() jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:        p.cfg.Stream,
@@ -57,6 +60,7 @@ func (p *Parked) StreamConfig() jetstream.StreamConfig {
 		Discard:     jetstream.DiscardOld,
 		MaxAge:      p.cfg.MaxAge,
 		Duplicates:  10 * time.Minute,
+		AllowDirect: true,
 		Replicas:    max(p.cfg.Replicas, 1),
 	}
 }

@@ -23,6 +23,14 @@ import (
 // every process of the fleet may call it at start-up. A field the server
 // cannot change on an existing stream (retention, storage) makes it fail
 // with the server's error.
+//
+// The DLQ stream allows direct gets (DLQStreamConfig). A process of an
+// earlier version, whose configuration does not, turns them off when it
+// starts, and the next process of this version turns them on again: the
+// server takes either change on a live stream, so neither refuses to
+// start, and dlq.Reader reads the stream both ways. Until every process
+// runs this version, an entry near the max payload may again be unreadable
+// on a server whose max_pending is its max_payload.
 func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) ([]Applied, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -225,6 +233,14 @@ func (c Config) ResultsStreamConfig() jetstream.StreamConfig {
 // DLQStreamConfig returns AGENT_DLQ: limits retention, MaxAge DLQMaxAge,
 // duplicate window DLQDuplicates (entries carry Nats-Msg-Id
 // dlq-<invocation_id>-<n>). Subjects are <DLQPrefix>.<class>.<agent>.
+//
+// Direct get is allowed: the replayer reads entries one by one (dlq.Reader's
+// List and Get), and a direct get answers with the entry as stored, within
+// the max payload, where a stream message get answers with it base64 in
+// JSON, a third larger, which a server whose max_pending is its
+// max_payload closes the reader's connection for (slow consumer). A
+// direct get may be answered by any replica of an R3 stream, which can lag
+// the leader by a moment (see dlq.Reader).
 func (c Config) DLQStreamConfig() jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:        c.DLQStream,
@@ -234,6 +250,7 @@ func (c Config) DLQStreamConfig() jetstream.StreamConfig {
 		Discard:     jetstream.DiscardOld,
 		MaxAge:      c.DLQMaxAge,
 		Duplicates:  c.DLQDuplicates,
+		AllowDirect: true,
 		Storage:     c.Storage,
 		Replicas:    c.Replicas,
 	}

@@ -10,11 +10,13 @@ import (
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
 
-// MaxEntrySize bounds what DecodeEntry accepts: 64 MiB, NATS's hard maximum
-// max_payload (a server refuses a max_payload above its max_pending, 64 MiB
-// by default). The Publisher never writes a larger entry (EncodeToFit), so
-// every entry it stores can be read back, whatever the server's
-// max_payload.
+// MaxEntrySize bounds what DecodeEntry accepts: 64 MiB, the largest
+// max_payload of a server on the default max_pending (max_payload may not
+// exceed max_pending). It guards the decoder against an arbitrary message;
+// it is not what the Publisher writes: that is at most MaxStoredEntry
+// (EncodeToFit), well below, so every entry the Publisher (or the
+// replayer's park) stores decodes, and an entry another writer stored in a
+// memory stream up to this size does too.
 const MaxEntrySize = 64 << 20
 
 // ErrInvalidEntry is matched (errors.Is) by every *DecodeError.

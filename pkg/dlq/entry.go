@@ -20,9 +20,9 @@ const Version = 1
 //     truncated, invalid UTF-8); it is base64 in the JSON.
 //
 // At most one of the two is set; OriginalRequest returns whichever is. When
-// the entry would exceed the server's max payload, the Publisher keeps a
-// prefix of the request in RequestRaw and sets RequestTruncated, RequestSize
-// and RequestSHA256.
+// the entry would exceed the server's max payload (or MaxStoredEntry, what a
+// file store takes), the Publisher keeps a prefix of the request in
+// RequestRaw and sets RequestTruncated, RequestSize and RequestSHA256.
 type Entry struct {
 	// V is the schema version (Version).
 	V int `json:"v"`

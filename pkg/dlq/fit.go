@@ -8,8 +8,8 @@ import (
 )
 
 // EncodeToFit encodes e in at most limit bytes, and never in more than
-// MaxEntrySize, what DecodeEntry reads (limit <= 0: MaxEntrySize). It first
-// bounds ToolsCompleted (its last names within MaxToolsCompletedSize, the
+// MaxStoredEntry, what a file store takes (limit <= 0: MaxStoredEntry). It
+// first bounds ToolsCompleted (its last names within MaxToolsCompletedSize, the
 // others counted in ToolsCompletedOmitted), whatever the limit. When e
 // still does not fit it keeps only a prefix of the request: RequestRaw,
 // RequestTruncated, and RequestSHA256 of the whole request (an entry cut
@@ -18,8 +18,8 @@ import (
 // the connection's max payload less its headers' room, and so must anything
 // that publishes a changed copy of an entry (the replayer's park).
 func (e *Entry) EncodeToFit(limit int) ([]byte, error) {
-	if limit <= 0 || limit > MaxEntrySize {
-		limit = MaxEntrySize
+	if limit <= 0 || limit > MaxStoredEntry {
+		limit = MaxStoredEntry
 	}
 	e.boundToolsCompleted()
 	data, err := e.Encode()

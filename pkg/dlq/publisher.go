@@ -25,11 +25,12 @@ const EntryFieldsReserve = 8 << 10
 
 // MaxWholeRequest is the largest request a dead letter carries whole on a
 // server whose max payload is maxPayload: Publish cuts a larger one to fit
-// that max payload less the headers' room, and MaxEntrySize, and a cut
-// request cannot be replayed. The worker refuses larger requests up front
-// (BAD_INPUT). 0 when maxPayload leaves no room.
+// that max payload less the headers' room, and MaxStoredEntry (what a file
+// store takes, whatever the max payload), and a cut request cannot be
+// replayed. The worker refuses larger requests up front (BAD_INPUT). 0 when
+// maxPayload leaves no room.
 func MaxWholeRequest(maxPayload int64) int {
-	entry := min(max(0, maxPayload-headerReserve), MaxEntrySize)
+	entry := min(max(0, maxPayload-headerReserve), MaxStoredEntry)
 	return max(0, int(entry)-EntryFieldsReserve)
 }
 
@@ -57,7 +58,7 @@ func NewPublisher(js jetstream.JetStream, cfg Config) *Publisher {
 // DerivedInvocationID(e.SourceSeq) (the original stays in the request). An
 // entry without a class, or with neither a valid invocation id nor a
 // SourceSeq, is rejected with an error matching ErrInvalidEntry. When the
-// entry does not fit the connection's max payload (and MaxEntrySize) the
+// entry does not fit the connection's max payload (and MaxStoredEntry) the
 // request is cut (see Entry); a long ToolsCompleted is always bounded first
 // (see EncodeToFit).
 func (p *Publisher) Publish(ctx context.Context, e *Entry) (*jetstream.PubAck, error) {

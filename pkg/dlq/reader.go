@@ -59,8 +59,9 @@ func (r *Reader) getConsumer(ctx context.Context) (jetstream.Consumer, error) {
 }
 
 // List walks the stream by sequence and yields the entries f selects, in
-// stream order, without consuming them (one direct message get per entry:
-// works on NATS 2.9, where ordered consumers do not).
+// stream order, without consuming them (one message get per entry, a
+// direct get where the stream allows them: works on NATS 2.9, where
+// ordered consumers do not; see getMsg for what a replica answers).
 //
 // A bad entry (not JSON, truncated, unknown version) is yielded as a non-nil
 // *Item whose Err is also the error value, a *DecodeError; the walk goes on.
@@ -85,7 +86,7 @@ func (r *Reader) List(ctx context.Context, f Filter) iter.Seq2[*Item, error] {
 				yield(nil, fmt.Errorf("dlq: list: %w", err))
 				return
 			}
-			raw, err := s.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
+			raw, err := getMsg(ctx, s, seq, jetstream.WithGetMsgSubject(subject))
 			if errors.Is(err, jetstream.ErrMsgNotFound) {
 				return
 			}
@@ -106,15 +107,20 @@ func (r *Reader) List(ctx context.Context, f Filter) iter.Seq2[*Item, error] {
 	}
 }
 
-// Get returns the entry at stream sequence seq without consuming it. A
-// missing sequence is an error matching jetstream.ErrMsgNotFound; a bad entry
-// is returned as an Item with Err set, and that error.
+// Get returns the entry at stream sequence seq without consuming it (a
+// direct get where the stream allows them, see getMsg). A missing sequence
+// is an error matching jetstream.ErrMsgNotFound, and the stream's leader
+// says so (leaderGet): a replica that lags does not make an entry look
+// gone. A bad entry is returned as an Item with Err set, and that error.
 func (r *Reader) Get(ctx context.Context, seq uint64) (*Item, error) {
 	s, err := r.getStream(ctx)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := s.GetMsg(ctx, seq)
+	raw, err := getMsg(ctx, s, seq)
+	if errors.Is(err, jetstream.ErrMsgNotFound) && s.CachedInfo().Config.AllowDirect {
+		raw, err = r.leaderGet(ctx, seq) // not found: the leader's word, see leaderGet
+	}
 	if err != nil {
 		return nil, fmt.Errorf("dlq: get seq %d: %w", seq, err)
 	}
