@@ -3,6 +3,7 @@ package sessiontest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -42,6 +43,7 @@ func RunGate(t *testing.T, f GateFactory) {
 	t.Run("EnterNewCreatesRunning", func(t *testing.T) { testGateEnterNew(t, f) })
 	t.Run("EnterExistingStoresNothing", func(t *testing.T) { testGateEnterExisting(t, f) })
 	t.Run("EnterLockedChangesNothing", func(t *testing.T) { testGateEnterLocked(t, f) })
+	t.Run("EnterLocksForTheLease", func(t *testing.T) { testGateEnterLease(t, f) })
 	t.Run("EnterRejectsBadArguments", func(t *testing.T) { testGateEnterArgs(t, f) })
 	t.Run("FinishStoresAndReleases", func(t *testing.T) { testGateFinish(t, f) })
 	t.Run("FinishCompletedIsFinal", func(t *testing.T) { testGateFinishCompleted(t, f) })
@@ -211,6 +213,64 @@ func testGateEnterLocked(t *testing.T, f GateFactory) {
 	wantLocked(t, err, "holder")
 	if _, err := p.Invocations.Get(ctx, "inv-locked"); !errors.Is(err, session.ErrInvocationNotFound) {
 		t.Fatalf("a record was stored without the lock: %v", err)
+	}
+}
+
+// testGateEnterLease: Enter (and a SessionGate's EnterWithSession) takes
+// the lock with the lease it is given: held at first, free for another
+// owner once the lease has run out. A Gate that locks for longer (a script
+// without the caller's PX) leaves a crashed worker's session locked, and
+// every later message of it is Nak'ed as busy.
+func testGateEnterLease(t *testing.T, f GateFactory) {
+	p, ctx := f(t), context.Background()
+	const lease = 300 * time.Millisecond
+	type entered struct {
+		key   session.Key
+		start time.Time // before Enter: the lease ends no earlier than start+lease
+	}
+	var all []entered
+	start := time.Now()
+	if _, _, err := enter(p, ctx, gateKey, "w1", lease, runningRec("inv-lease")); err != nil {
+		t.Fatal(err)
+	}
+	all = append(all, entered{gateKey, start})
+	if sg, ok := p.Gate.(session.SessionGate); ok && p.Sessions != nil {
+		k := session.Key{App: gateKey.App, UserID: gateKey.UserID, SessionID: "s-lease"}
+		rec := runningRec("inv-lease-ws")
+		rec.Session = k
+		start := time.Now()
+		if _, err := sg.EnterWithSession(ctx, k, "w1", lease, rec, p.Sessions); err != nil {
+			t.Fatalf("EnterWithSession: %v", err)
+		}
+		all = append(all, entered{k, start})
+	}
+	for _, e := range all {
+		asked := time.Now()
+		_, err := p.Locker.Acquire(ctx, e.key, "w2", time.Minute)
+		switch {
+		case err != nil:
+			wantLocked(t, err, "w1")
+		case asked.Before(e.start.Add(lease - 50*time.Millisecond)):
+			t.Fatalf("another owner took %v %v after Enter with a %v lease", e.key, asked.Sub(e.start), lease)
+		}
+		// (Taken when asked too late to tell, on a loaded machine: the
+		// lease ended, which is what the wait below checks.)
+	}
+	for _, e := range all {
+		waitFor(t, 5*time.Second, fmt.Sprintf("another owner to take %v after Enter's %v lease", e.key, lease), func() bool {
+			_, err := p.Locker.Acquire(ctx, e.key, "w3", time.Minute)
+			var le *session.LockedError
+			switch {
+			case err == nil:
+				return true
+			case errors.As(err, &le) && le.Owner == "w2":
+				return true // w2 took it above: the lease had ended
+			case errors.Is(err, session.ErrLocked):
+				return false
+			}
+			t.Fatalf("Acquire: %v", err)
+			return false
+		})
 	}
 }
 

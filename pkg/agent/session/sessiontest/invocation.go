@@ -33,8 +33,10 @@ func RunInvocations(t *testing.T, f InvocationFactory) {
 	t.Run("CompletedIsFinal", func(t *testing.T) { testInvCompletedFinal(t, f) })
 	t.Run("FailedAndDeadLetteredRunAgain", func(t *testing.T) { testInvReplay(t, f) })
 	t.Run("ConcurrentCompletionsOneWins", func(t *testing.T) { testInvConcurrent(t, f) })
+	t.Run("RacingTransitionsNeverOverwriteCompleted", func(t *testing.T) { testInvRaceCompleted(t, f) })
 	t.Run("IDsAreIsolated", func(t *testing.T) { testInvIsolation(t, f) })
 	t.Run("Retention", func(t *testing.T) { testInvRetention(t, f) })
+	t.Run("TransitionRestartsRetention", func(t *testing.T) { testInvRetentionRestart(t, f) })
 	if f.Reopen != nil {
 		t.Run("SurvivesReopen", func(t *testing.T) { testInvReopen(t, f) })
 	}
@@ -215,6 +217,61 @@ func testInvConcurrent(t *testing.T, f InvocationFactory) {
 	}
 }
 
+// testInvRaceCompleted: running, failed and dead_lettered transitions that
+// race a completion of the same invocation never overwrite it. Each either
+// lands before the completion (and succeeds) or finds it and fails with
+// ErrInvocationCompleted; the record ends completed with the completion's
+// result. A backend that checks "not completed" in one round trip and
+// writes in another lets a redelivery's running (or a stale worker's
+// dead_lettered) undo a completion, and the invocation runs again. The
+// completion starts at staggered moments after the others, so that one
+// round lands it between some transition's read and its write.
+func testInvRaceCompleted(t *testing.T, f InvocationFactory) {
+	s := f.New(t, longRetention)
+	ctx := context.Background()
+	others := []session.InvocationStatus{session.InvocationRunning, session.InvocationDeadLettered, session.InvocationFailed}
+	for round, delay := range []time.Duration{0, 2 * time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond, 15 * time.Millisecond} {
+		id := fmt.Sprintf("inv-race-%d", round)
+		transition(t, s, &session.Invocation{ID: id, Status: session.InvocationRunning})
+		result := json.RawMessage(fmt.Sprintf(`{"round":%d}`, round))
+		var (
+			wg       sync.WaitGroup
+			mu       sync.Mutex
+			failures []string
+		)
+		start := make(chan struct{})
+		for i := range 3 * len(others) {
+			st := others[i%len(others)]
+			wg.Go(func() {
+				<-start
+				err := s.Transition(ctx, &session.Invocation{ID: id, Status: st, Error: "raced"})
+				if err != nil && !errors.Is(err, session.ErrInvocationCompleted) {
+					mu.Lock()
+					failures = append(failures, fmt.Sprintf("%s: %v, want success or ErrInvocationCompleted", st, err))
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Go(func() {
+			<-start
+			time.Sleep(delay)
+			if err := s.Transition(ctx, &session.Invocation{ID: id, Status: session.InvocationCompleted, Result: result}); err != nil {
+				mu.Lock()
+				failures = append(failures, fmt.Sprintf("the completion: %v", err))
+				mu.Unlock()
+			}
+		})
+		close(start)
+		wg.Wait()
+		if len(failures) > 0 {
+			t.Fatalf("round %d (completion after %v): %v", round, delay, failures)
+		}
+		if got := get(t, s, id); got.Status != session.InvocationCompleted || string(got.Result) != string(result) || got.FinishedAt.IsZero() {
+			t.Fatalf("round %d (completion after %v): stored %+v; want completed with %s (a racing transition overwrote the completion)", round, delay, got, result)
+		}
+	}
+}
+
 func testInvIsolation(t *testing.T, f InvocationFactory) {
 	s := f.New(t, longRetention)
 	ids := []string{"a:b", "a.b", "a/b", "a_b", "A:B", "a b ü *>"}
@@ -251,6 +308,47 @@ func testInvRetention(t *testing.T, f InvocationFactory) {
 	if r := transition(t, s, &session.Invocation{ID: "inv-1", Status: session.InvocationRunning}); r.Attempts != 1 {
 		t.Fatalf("record after retention = %+v", r)
 	}
+}
+
+// testInvRetentionRestart: the retention runs from a record's last
+// transition, not from its creation: a record created running and completed
+// half a retention later is still there after the creation's retention
+// would have ended. A backend that sets the expiry only when it creates
+// the record drops a late completion early, and a redelivery or replay
+// then runs the invocation again. A Get that ends too near the
+// completion's own retention proves nothing, so the scenario is tried again
+// (up to three times) with a new id.
+func testInvRetentionRestart(t *testing.T, f InvocationFactory) {
+	const retention = time.Second
+	s := f.New(t, retention)
+	ctx := context.Background()
+	for attempt := range 3 {
+		id := fmt.Sprintf("inv-restart-%d", attempt)
+		transition(t, s, &session.Invocation{ID: id, Status: session.InvocationRunning})
+		created := time.Now() // the creation's retention ends before created+retention
+		time.Sleep(retention / 2)
+		completing := time.Now() // the completion's retention ends after completing+retention
+		transition(t, s, &session.Invocation{ID: id, Status: session.InvocationCompleted, Result: json.RawMessage(`{}`)})
+		time.Sleep(time.Until(created.Add(retention + 150*time.Millisecond)))
+		rec, err := s.Get(ctx, id)
+		if err != nil && !errors.Is(err, session.ErrInvocationNotFound) {
+			t.Fatalf("Get: %v", err)
+		}
+		// Allow a backend's expiry to be early by a tenth (as Retention does).
+		if time.Now().After(completing.Add(retention * 9 / 10)) {
+			t.Logf("attempt %d: the Get ended %v after the completion, too late to tell; trying again", attempt, time.Since(completing))
+			continue
+		}
+		if err != nil {
+			t.Fatalf("record completed %v ago (retention %v) is gone, %v after its creation: the completion did not restart the retention",
+				time.Since(completing), retention, time.Since(created))
+		}
+		if rec.Status != session.InvocationCompleted {
+			t.Fatalf("record = %+v, want completed", rec)
+		}
+		return
+	}
+	t.Skip("the machine is too slow to time a one-second retention")
 }
 
 func testInvReopen(t *testing.T, f InvocationFactory) {

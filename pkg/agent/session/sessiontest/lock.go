@@ -22,7 +22,7 @@ type LockerFactory struct {
 }
 
 // RunLocker runs the session lock conformance suite against f. Leases are
-// short (up to a second), so the suite takes a few seconds.
+// short (up to two seconds), so the suite takes several seconds.
 func RunLocker(t *testing.T, f LockerFactory) {
 	t.Helper()
 	t.Run("AcquireRejectsBadArguments", func(t *testing.T) { testLockArgs(t, f) })
@@ -30,6 +30,7 @@ func RunLocker(t *testing.T, f LockerFactory) {
 	t.Run("SameOwnerReacquires", func(t *testing.T) { testLockReentrant(t, f) })
 	t.Run("ReleaseFreesAndIsFenced", func(t *testing.T) { testLockRelease(t, f) })
 	t.Run("TakeoverAfterExpiryFencesStaleOwner", func(t *testing.T) { testLockTakeover(t, f) })
+	t.Run("ExactlyOneTakesOverAnExpiredLease", func(t *testing.T) { testLockTakeoverRace(t, f) })
 	t.Run("RenewExtendsLease", func(t *testing.T) { testLockRenew(t, f) })
 	t.Run("KeepAliveHoldsAndDetectsLoss", func(t *testing.T) { testLockKeepAlive(t, f) })
 	t.Run("KeysAreIsolatedAndEscaped", func(t *testing.T) { testLockIsolation(t, f) })
@@ -216,6 +217,67 @@ func testLockTakeover(t *testing.T, f LockerFactory) {
 	}
 }
 
+// testLockTakeoverRace: many owners that find a crashed owner's lease
+// expired race to take it over; exactly one wins and every other is told
+// (a *LockedError) that the winner holds it. A takeover that reads the
+// expired lease and then writes without checking that nobody wrote in
+// between lets two workers into one session.
+func testLockTakeoverRace(t *testing.T, f LockerFactory) {
+	l := f.New(t)
+	ctx := context.Background()
+	k := key(t, "takeover-race")
+	const n = 16
+	crashed, err := l.Acquire(ctx, k, "crashed", 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the crashed owner's lease to end", func() bool { return time.Now().After(crashed.Expires) })
+	// The contenders must all find the lease ended, also by the backend's
+	// clock: a Renew of it fails once it has (and while it has not, renews
+	// it for a millisecond only).
+	waitFor(t, 10*time.Second, "the backend to see the crashed owner's lease end", func() bool {
+		_, err := l.Renew(ctx, k, "crashed", time.Millisecond)
+		if err != nil && !errors.Is(err, session.ErrNotOwner) {
+			t.Fatalf("Renew of the crashed owner's lease: %v", err)
+		}
+		return err != nil
+	})
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		winners []string
+		losers  []error
+	)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			owner := fmt.Sprintf("owner-%d", i)
+			<-start
+			_, err := l.Acquire(ctx, k, owner, 30*time.Second)
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil {
+				winners = append(winners, owner)
+			} else {
+				losers = append(losers, err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if len(winners) != 1 {
+		t.Fatalf("%d owners took over the expired lease (%v), want exactly 1; other errors: %v", len(winners), winners, losers)
+	}
+	for _, err := range losers {
+		wantLocked(t, err, winners[0])
+	}
+	if _, err := l.Renew(ctx, k, winners[0], 30*time.Second); err != nil {
+		t.Fatalf("the winner's Renew: %v", err)
+	}
+}
+
 func testLockRenew(t *testing.T, f LockerFactory) {
 	l := f.New(t)
 	ctx := context.Background()
@@ -250,20 +312,22 @@ func testLockKeepAlive(t *testing.T, f LockerFactory) {
 	l := f.New(t)
 	ctx := context.Background()
 	k := key(t, "keepalive")
-	// Renewing every tenth of the lease keeps the test stable on a loaded
-	// machine (the renewer must be starved for 0.9 lease to lose).
-	const lease = time.Second
+	// Renewing every twentieth of a two-second lease keeps the test stable
+	// on a loaded machine (the renewer must be starved for 1.9 s to lose).
+	const lease = 2 * time.Second
 	first, err := l.Acquire(ctx, k, "a", lease)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := session.KeepAlive(ctx, l, first, lease/10)
-	// Held across more than two lease periods.
-	deadline := time.Now().Add(5 * lease / 2)
+	r := session.KeepAlive(ctx, l, first, lease/20)
+	// Held for half a lease past the first lease's end, checked every
+	// tenth of a lease (a renewer that renewed once, or stopped early,
+	// is caught).
+	deadline := first.Expires.Add(lease / 2)
 	for time.Now().Before(deadline) {
 		_, err := l.Acquire(ctx, k, "b", lease)
 		wantLocked(t, err, "a")
-		time.Sleep(lease / 4)
+		time.Sleep(lease / 10)
 	}
 	select {
 	case <-r.Lost():
@@ -277,7 +341,13 @@ func testLockKeepAlive(t *testing.T, f LockerFactory) {
 		t.Fatalf("renewer never renewed: %+v", r.Lease())
 	}
 
-	// After Stop the lease runs out and another owner takes over.
+	// After Stop the lease runs out and another owner takes over. The
+	// holder shortens it first, to keep the wait short: a renewer still
+	// running after Stop would extend it again for the whole lease, every
+	// twentieth of it, and nobody could take over.
+	if _, err := l.Renew(ctx, k, "a", 200*time.Millisecond); err != nil {
+		t.Fatalf("Renew after Stop: %v", err)
+	}
 	waitFor(t, 10*time.Second, "takeover after Stop", func() bool {
 		_, err := l.Acquire(ctx, k, "b", 30*time.Second)
 		return err == nil
