@@ -54,6 +54,7 @@ func TestSuccessAfterCooldownEndsDoesNotReopen(t *testing.T) {
 					c, prefix := redistest.Client(t)
 					r := NewRedis(c, prefix, tc.cfg)
 					r.now = clock.now
+					r.serverNow = clock.now // the script's clock too (Redis's TIME in production)
 					// Redis expires the open key on its own clock: end it by hand.
 					s, expire = r, func() { c.Del(context.Background(), r.base("m")+":open") }
 				}
