@@ -424,8 +424,8 @@ func (x *exec) planMayBeStale(p Planned) bool {
 // entryGone reports whether the DLQ entry at seq was deleted; a read that
 // fails for another reason leaves the decision to the duplicate window.
 func entryGone(ctx context.Context, r *dlq.Reader, seq uint64) bool {
-	_, err := r.Get(ctx, seq)
-	return isNotFound(err)
+	gone, _ := r.Gone(ctx, seq)
+	return gone
 }
 
 // afterRemove reports a replayed entry (counted already) once the remover
@@ -487,7 +487,7 @@ func (x *exec) deleteEntry(ctx context.Context, p Planned) error {
 	if err == nil {
 		return nil
 	}
-	if _, gerr := x.f.Reader.Get(dctx, p.Item.Seq); isNotFound(gerr) {
+	if gone, _ := x.f.Reader.Gone(dctx, p.Item.Seq); gone {
 		return nil
 	}
 	return err

@@ -97,7 +97,7 @@ func runPurge(ctx context.Context, c *cmdCtx, pos []string) error {
 	for _, p := range plan {
 		err := src.Reader.Delete(ctx, p.Item.Seq)
 		if err != nil {
-			if _, gerr := src.Reader.Get(ctx, p.Item.Seq); isNotFound(gerr) {
+			if already, _ := src.Reader.Gone(ctx, p.Item.Seq); already {
 				gone++
 				continue
 			}

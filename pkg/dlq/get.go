@@ -3,6 +3,7 @@ package dlq
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -36,7 +37,7 @@ var directGetHeaders = []string{
 // stream, or kept from running twice by the worker's invocation record).
 // Get has the leader confirm that an entry is not there (leaderGet).
 func getMsg(ctx context.Context, s jetstream.Stream, seq uint64, opts ...jetstream.GetMsgOpt) (*jetstream.RawStreamMsg, error) {
-	raw, err := s.GetMsg(ctx, seq, opts...)
+	raw, err := directTry(ctx, s, seq, opts...)
 	if directGone(ctx, s, err) {
 		if info, ierr := s.Info(ctx); ierr == nil && !info.Config.AllowDirect {
 			raw, err = s.GetMsg(ctx, seq, opts...)
@@ -52,6 +53,29 @@ func getMsg(ctx context.Context, s jetstream.Stream, seq uint64, opts ...jetstre
 		raw.Header = nil
 	}
 	return raw, nil
+}
+
+// directGetTry bounds a direct get's wait for an answer (the client's
+// default timeout), at most half of
+// what is left of ctx: on NATS 2.9 a direct get of a stream whose direct
+// gets were turned off gets no answer at all, and the fallback needs time
+// of its own (found in review, twenty-first session: a read with a
+// deadline failed instead of falling back).
+const directGetTry = 5 * time.Second
+
+// directTry is s.GetMsg, bounded by directGetTry (or half of what is left
+// of ctx) when s's info allows direct gets.
+func directTry(ctx context.Context, s jetstream.Stream, seq uint64, opts ...jetstream.GetMsgOpt) (*jetstream.RawStreamMsg, error) {
+	if info := s.CachedInfo(); info == nil || !info.Config.AllowDirect {
+		return s.GetMsg(ctx, seq, opts...)
+	}
+	try := directGetTry
+	if d, ok := ctx.Deadline(); ok {
+		try = min(try, time.Until(d)/2)
+	}
+	tctx, cancel := context.WithTimeout(ctx, try)
+	defer cancel()
+	return s.GetMsg(tctx, seq, opts...)
 }
 
 // directGone reports whether err, from a GetMsg on s, may say that direct
