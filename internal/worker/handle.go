@@ -114,14 +114,28 @@ func (w *Worker) afterPanic(ctx context.Context, msg jetstream.Msg, p any) {
 		return
 	}
 	j.req = req
-	// A completed record means the panic came after the completion: the
-	// work is done, and only the ack was missing (no DLQ entry for it).
+	// A finished record of this generation means the panic came on a
+	// duplicate: the work is done or dead-lettered already, and only the
+	// ack was missing (no second DLQ entry, no second result: found in
+	// review, twenty-first session: a duplicate of a dead letter was
+	// dead-lettered again as UNKNOWN and its user got a second answer).
 	switch cur, err := w.deps.Invocations.Get(ctx, req.InvocationID); {
-	case err == nil && cur.Status == session.InvocationCompleted:
+	case err == nil && w.alreadyDone(ctx, j, cur):
 		w.forgetPanics(meta.Sequence.Stream)
-		w.alreadyDone(ctx, j, cur)
 		return
-	case err != nil && !errors.Is(err, session.ErrInvocationNotFound):
+	case err == nil:
+		// The record's bases are kept, as every dead letter keeps them: a
+		// forced replay's budget reset outlives its panics (found in
+		// review, twenty-first session: the panic's record wrote 0).
+		r, _ := DecodeRecord(cur)
+		if r == nil {
+			r = &Record{}
+		}
+		j.attemptsBase, j.budgetBase = r.AttemptsBase, r.BudgetBase
+		if cur.Status.Terminal() && j.replay > r.ReplayCount {
+			j.attemptsBase = cur.Attempts
+		}
+	case !errors.Is(err, session.ErrInvocationNotFound):
 		w.nakInfra(j, "read the record of a message the worker panicked on", err)
 		return
 	}
