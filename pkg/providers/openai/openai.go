@@ -29,6 +29,9 @@
 //     when the finish reason was "length" (the token limit cut them) it is
 //     MAX_TOKENS instead, which classifies TRUNCATED.
 //   - no choice at all is ErrorCode model.ErrorCodeUnknown.
+//   - streamed tool-call deltas without "index" (several compatible
+//     servers) are given one, and a name resent whole in every chunk is
+//     kept once, before the SDK's accumulator joins them (toolCallDeltas).
 //   - an HTTP 400 with the code "invalid_prompt" (the provider's policy
 //     check flagged the prompt), or Azure OpenAI's "content_filter", is not thrown: it is a response with no
 //     content and ErrorCode PROHIBITED_CONTENT, as a Gemini prompt block.
@@ -43,6 +46,14 @@
 // body the SDK kept; the class still comes from the HTTP status. An error
 // event inside a stream is a *model.ProviderError (no HTTP status: the
 // stream had answered 200) wrapping the SDK's *ssestream.StreamError.
+//
+// The adapter's HTTP client refuses a redirect that leaves the configured
+// endpoint's origin (its scheme, host name and port, default ports filled
+// in: so also one to another port of the same host, or from https to
+// http), which would carry the bearer token there (ErrRedirectRefused, a
+// *model.ProviderError with the 3xx status, classified UNKNOWN); a
+// Config.HTTPClient's own CheckRedirect still applies to the redirects it
+// allows.
 //
 // No error text the adapter returns holds its configured API key (a server
 // may quote the key it refused, as a LiteLLM proxy does; a key shorter than
@@ -61,6 +72,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -75,6 +87,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
+	"github.com/agentfleet/agentfleet/pkg/providers/internal/redirect"
 	"github.com/agentfleet/agentfleet/pkg/retry"
 )
 
@@ -98,7 +111,10 @@ type Config struct {
 	// "http://localhost:11434/v1/" for Ollama or "http://vllm:8000/v1/".
 	// DefaultBaseURL when empty.
 	BaseURL string
-	// HTTPClient is the client the SDK uses; the SDK's default when nil.
+	// HTTPClient is the client the SDK uses (net/http's default when nil),
+	// copied: the copy refuses a redirect that leaves the configured
+	// origin (ErrRedirectRefused), and applies the client's own
+	// CheckRedirect to the others.
 	HTTPClient *http.Client
 	// Headers are extra HTTP headers sent with every request.
 	Headers http.Header
@@ -169,9 +185,9 @@ func New(cfg Config) (*Model, error) {
 		option.WithAPIKey(cfg.APIKey),
 		option.WithMaxRetries(0),
 	)
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	}
+	// A copy of the caller's client (net/http's default when nil) that
+	// refuses a redirect leaving the configured origin (ErrRedirectRefused).
+	opts = append(opts, option.WithHTTPClient(redirect.Client(ProviderName, cfg.HTTPClient)))
 	for k, vs := range cfg.Headers {
 		for _, v := range vs {
 			opts = append(opts, option.WithHeaderAdd(k, v))
@@ -226,6 +242,7 @@ func (m *Model) stream(ctx context.Context, name string, params openai.ChatCompl
 		defer func() { _ = s.Close() }()
 		var (
 			acc      openai.ChatCompletionAccumulator
+			deltas   toolCallDeltas
 			agg      model.Aggregator
 			chunks   int
 			finished bool
@@ -233,6 +250,7 @@ func (m *Model) stream(ctx context.Context, name string, params openai.ChatCompl
 		for s.Next() {
 			chunk := s.Current()
 			chunks++
+			deltas.mend(&chunk)
 			if !acc.AddChunk(chunk) {
 				yield(nil, m.redactError(fmt.Errorf("openai: stream (model %s): chunk %d rejected by the accumulator (bad choice or tool-call index): %w",
 					name, chunks, errBadStream)))
@@ -430,7 +448,13 @@ func (m *Model) describeError(name string, err error, httpResp *http.Response) e
 		// code names the status the same failure gets before a stream
 		// (found in review, seventeenth session: a server_error event was
 		// UNKNOWN, never retried).
-		pe.StatusCode = streamErrorStatus(pe.Status, pe.Code)
+		// A vLLM server or a LiteLLM proxy puts the status itself in the
+		// code (500, "429"); it says more than the type's word (found in
+		// review, twenty-first session: such events were UNKNOWN).
+		pe.StatusCode = streamCodeStatus(e.Get("code"))
+		if pe.StatusCode == 0 {
+			pe.StatusCode = streamErrorStatus(pe.Status, pe.Code)
+		}
 		return fmt.Errorf("openai: stream (model %s): %w", name, pe)
 	}
 	return fmt.Errorf("openai: chat completion (model %s): %w", name, err)
@@ -510,6 +534,34 @@ func streamErrorStatus(typ, code string) int {
 		return http.StatusBadRequest
 	}
 	return 0
+}
+
+// streamCodeStatus is the HTTP error status an error event's code states
+// outright: a JSON integer (vLLM's create_streaming_error_response sends
+// "code": 500) or a string of three digits (a LiteLLM proxy sends
+// "code": "429") from 400 through 599. 0 for anything else (OpenAI's words,
+// such as "server_error", are streamErrorStatus's).
+func streamCodeStatus(code gjson.Result) int {
+	var n int
+	switch code.Type {
+	case gjson.Number:
+		if code.Num < 400 || code.Num > 599 || code.Num != math.Trunc(code.Num) {
+			return 0
+		}
+		n = int(code.Num)
+	case gjson.String:
+		s := code.Str
+		if len(s) != 3 || strings.Trim(s, "0123456789") != "" {
+			return 0
+		}
+		n = int(s[0]-'0')*100 + int(s[1]-'0')*10 + int(s[2]-'0')
+	default:
+		return 0
+	}
+	if n < 400 || n > 599 {
+		return 0
+	}
+	return n
 }
 
 // ToParams maps a model request to chat completion parameters for model

@@ -1,0 +1,112 @@
+package openai
+
+import (
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+)
+
+// toolCallDeltas mends the streamed tool-call deltas of OpenAI-compatible
+// servers that do not follow OpenAI's form, before the SDK's accumulator
+// (which appends every delta to the call its "index" names, and appends
+// names) sees them (found in review, twenty-first session):
+//
+//   - A delta without "index" (Gemini's OpenAI-compatible endpoint,
+//     mistral.rs, GLM behind gateways, Ollama through LiteLLM) decodes as
+//     index 0, so parallel calls were merged into call 0 (names and
+//     arguments concatenated: a MALFORMED_FUNCTION_CALL the model repeats
+//     until the call budget is spent). Such a delta is given an index: the
+//     index of its id when the id was seen before; the next free index when
+//     it carries an id not seen yet and a name (OpenAI's first delta of a
+//     call carries both); otherwise, with no id or a new id but no name,
+//     the index of the last call a delta went to (a continuation; a new id
+//     there is dropped, so the call keeps the id it opened with), or 0
+//     when none was opened yet.
+//   - A delta that resends the whole name already built for its index
+//     (Fireworks, Kimi, MiniMax through NVIDIA NIM send name and id in
+//     every chunk) has its name cleared: "get_order" three times was
+//     accumulated as "get_orderget_orderget_order". A server that splits a
+//     name across chunks still gets it joined, unless a later part equals
+//     everything before it ("ab" then "ab"), which no tool name this
+//     adapter declares is likely to be. An id resent is harmless: the
+//     accumulator assigns ids, it does not append them.
+//
+// Deltas that carry an index keep it. One value serves one stream; choices
+// are tracked apart.
+type toolCallDeltas struct {
+	choices map[int64]*choiceToolCalls
+}
+
+// choiceToolCalls is toolCallDeltas' state for one choice.
+type choiceToolCalls struct {
+	byID  map[string]int64           // the index of every tool-call id seen
+	names map[int64]*strings.Builder // the name built so far for each index
+	last  int64                      // the index the last delta went to; -1 before any
+	next  int64                      // the first index above every index seen
+}
+
+// mend rewrites chunk's tool-call deltas in place (see toolCallDeltas).
+func (d *toolCallDeltas) mend(chunk *openai.ChatCompletionChunk) {
+	for i := range chunk.Choices {
+		ch := &chunk.Choices[i]
+		if len(ch.Delta.ToolCalls) == 0 {
+			continue
+		}
+		if d.choices == nil {
+			d.choices = make(map[int64]*choiceToolCalls)
+		}
+		st := d.choices[ch.Index]
+		if st == nil {
+			st = &choiceToolCalls{byID: make(map[string]int64), names: make(map[int64]*strings.Builder), last: -1}
+			d.choices[ch.Index] = st
+		}
+		for j := range ch.Delta.ToolCalls {
+			st.mend(&ch.Delta.ToolCalls[j])
+		}
+	}
+}
+
+// mend gives tc an index when it has none and clears a resent name.
+func (st *choiceToolCalls) mend(tc *openai.ChatCompletionChunkChoiceDeltaToolCall) {
+	idx := tc.Index
+	if !tc.JSON.Index.Valid() {
+		known, seen := st.byID[tc.ID]
+		switch {
+		case tc.ID != "" && seen:
+			idx = known
+		case (tc.ID != "" && tc.Function.Name != "") || st.last < 0:
+			idx = st.next
+		default:
+			idx = st.last
+			tc.ID = "" // a continuation keeps its call's first id
+		}
+		tc.Index = idx
+	} else if idx == -1 {
+		idx = 0 // the accumulator's reading of -1 (one call, some providers)
+	}
+	if idx < 0 {
+		return // the accumulator rejects the chunk
+	}
+	if tc.ID != "" {
+		if _, seen := st.byID[tc.ID]; !seen {
+			st.byID[tc.ID] = idx
+		}
+	}
+	st.last = idx
+	if idx >= st.next {
+		st.next = idx + 1
+	}
+	if tc.Function.Name == "" {
+		return
+	}
+	b := st.names[idx]
+	if b == nil {
+		b = &strings.Builder{}
+		st.names[idx] = b
+	}
+	if b.Len() > 0 && b.String() == tc.Function.Name {
+		tc.Function.Name = ""
+		return
+	}
+	b.WriteString(tc.Function.Name)
+}
