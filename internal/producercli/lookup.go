@@ -53,12 +53,8 @@ func lookup(ctx context.Context, c *client.Client, id string, limit time.Duratio
 			}
 			return nil, fmt.Errorf("%w within %v; nothing was submitted: %w", ErrLookupUnanswered, limit, err)
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
+		if err := sleepCtx(ctx, wait); err != nil {
+			return nil, err
 		}
 	}
 }
@@ -70,4 +66,16 @@ func unwrapDeadline(err error) string {
 		return "no answer within " + lookupTry.String()
 	}
 	return err.Error()
+}
+
+// sleepCtx waits d, or until ctx ends (its error then).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

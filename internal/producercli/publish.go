@@ -56,12 +56,8 @@ func publish(ctx context.Context, c *client.Client, req *envelope.Request, limit
 		if time.Now().Add(wait).After(deadline) {
 			return nil, fmt.Errorf("%w (%d tries in %v)", err, tries, limit)
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
+		if err := sleepCtx(ctx, wait); err != nil {
+			return nil, err
 		}
 		// A resend is a submission too: a batch resending through an
 		// outage keeps to its --rate as the server recovers (found in
