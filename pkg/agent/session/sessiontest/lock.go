@@ -91,31 +91,7 @@ func testLockExclusion(t *testing.T, f LockerFactory) {
 	ctx := context.Background()
 	k := key(t, "exclusion")
 	const n = 16
-	var (
-		wg      sync.WaitGroup
-		mu      sync.Mutex
-		winners []string
-		losers  []error
-	)
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			owner := fmt.Sprintf("owner-%d", i)
-			<-start
-			_, err := l.Acquire(ctx, k, owner, 30*time.Second)
-			mu.Lock()
-			defer mu.Unlock()
-			if err == nil {
-				winners = append(winners, owner)
-			} else {
-				losers = append(losers, err)
-			}
-		}()
-	}
-	close(start)
-	wg.Wait()
+	winners, losers := raceAcquire(ctx, l, k, n)
 	if len(winners) != 1 {
 		t.Fatalf("%d owners acquired the lock (%v), want exactly 1; other errors: %v", len(winners), winners, losers)
 	}
@@ -242,31 +218,7 @@ func testLockTakeoverRace(t *testing.T, f LockerFactory) {
 		}
 		return err != nil
 	})
-	var (
-		wg      sync.WaitGroup
-		mu      sync.Mutex
-		winners []string
-		losers  []error
-	)
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			owner := fmt.Sprintf("owner-%d", i)
-			<-start
-			_, err := l.Acquire(ctx, k, owner, 30*time.Second)
-			mu.Lock()
-			defer mu.Unlock()
-			if err == nil {
-				winners = append(winners, owner)
-			} else {
-				losers = append(losers, err)
-			}
-		}()
-	}
-	close(start)
-	wg.Wait()
+	winners, losers := raceAcquire(ctx, l, k, n)
 	if len(winners) != 1 {
 		t.Fatalf("%d owners took over the expired lease (%v), want exactly 1; other errors: %v", len(winners), winners, losers)
 	}
@@ -418,4 +370,31 @@ func testLockReopen(t *testing.T, f LockerFactory) {
 	if _, err := l.Acquire(ctx, k, "b", time.Second); err != nil {
 		t.Fatalf("Acquire after release through the reopened locker: %v", err)
 	}
+}
+
+// raceAcquire has n owners ("owner-0"...) Acquire k at once and returns
+// who won and the losers' errors.
+func raceAcquire(ctx context.Context, l session.Locker, k session.Key, n int) (winners []string, losers []error) {
+	var (
+		wg sync.WaitGroup
+		mu sync.Mutex
+	)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			owner := fmt.Sprintf("owner-%d", i)
+			<-start
+			_, err := l.Acquire(ctx, k, owner, 30*time.Second)
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil {
+				winners = append(winners, owner)
+			} else {
+				losers = append(losers, err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	return winners, losers
 }
