@@ -40,6 +40,7 @@ type toolCallDeltas struct {
 // choiceToolCalls is toolCallDeltas' state for one choice.
 type choiceToolCalls struct {
 	byID  map[string]int64           // the index of every tool-call id seen
+	hasID map[int64]bool             // the indices whose call has an id
 	names map[int64]*strings.Builder // the name built so far for each index
 	last  int64                      // the index the last delta went to; -1 before any
 	next  int64                      // the first index above every index seen
@@ -57,7 +58,7 @@ func (d *toolCallDeltas) mend(chunk *openai.ChatCompletionChunk) {
 		}
 		st := d.choices[ch.Index]
 		if st == nil {
-			st = &choiceToolCalls{byID: make(map[string]int64), names: make(map[int64]*strings.Builder), last: -1}
+			st = &choiceToolCalls{byID: make(map[string]int64), hasID: make(map[int64]bool), names: make(map[int64]*strings.Builder), last: -1}
 			d.choices[ch.Index] = st
 		}
 		for j := range ch.Delta.ToolCalls {
@@ -78,7 +79,11 @@ func (st *choiceToolCalls) mend(tc *openai.ChatCompletionChunkChoiceDeltaToolCal
 			idx = st.next
 		default:
 			idx = st.last
-			tc.ID = "" // a continuation keeps its call's first id
+			if st.hasID[idx] {
+				tc.ID = "" // a continuation keeps its call's first id
+			}
+			// else the call's id comes after its name: kept (found in
+			// review, twenty-first session: the call lost its id)
 		}
 		tc.Index = idx
 	} else if idx == -1 {
@@ -91,6 +96,7 @@ func (st *choiceToolCalls) mend(tc *openai.ChatCompletionChunkChoiceDeltaToolCal
 		if _, seen := st.byID[tc.ID]; !seen {
 			st.byID[tc.ID] = idx
 		}
+		st.hasID[idx] = true
 	}
 	st.last = idx
 	if idx >= st.next {
