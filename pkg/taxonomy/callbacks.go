@@ -2,7 +2,6 @@ package taxonomy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
 	"sort"
@@ -123,7 +122,11 @@ func OnModelError(opts CallbackOptions) agent.OnModelErrorCallback {
 			name = req.Model
 		}
 		f := FailureFromError(name, err)
-		notSent := errors.Is(err, model.ErrNotSent)
+		// Not a bare errors.Is: the chain may panic (a typed nil pointer
+		// wrapped with %w), which FailureFromError survives and files
+		// UNKNOWN; this check must survive it too (found in review,
+		// twenty-first session).
+		notSent := isInChain(err, model.ErrNotSent)
 		if !notSent || f.Class != Unknown {
 			// A call refused before the provider (the fleet cooldown) is
 			// not a failure; a retry refused after a provider failure

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"reflect"
 	"strings"
 	"syscall"
 
@@ -61,9 +62,21 @@ const OpenAICodeInsufficientQuota = "insufficient_quota"
 //  5. connection failures that retrying cannot fix, because the endpoint
 //     is misconfigured: a server certificate that fails verification
 //     (*tls.CertificateVerificationError, x509 unknown authority, host name
-//     or invalid certificate) → Auth; a host name that does not exist
-//     (*net.DNSError with IsNotFound) → NotFound. Both page, like the
-//     provider's own 401 and 404, instead of being retried and replayed.
+//     or invalid certificate) → Auth; a fatal TLS alert from the peer
+//     refusing this client's certificate, or its lack of one (a mutual-TLS
+//     gateway or egress proxy: bad_certificate, unsupported_certificate,
+//     certificate_revoked, certificate_expired, certificate_unknown,
+//     unknown_ca, access_denied, certificate_required) → Auth; a host name
+//     that does not exist (*net.DNSError with IsNotFound) → NotFound. These
+//     page, like the provider's own 401 and 404, instead of being retried
+//     and replayed. A fatal alert refusing this client's TLS parameters
+//     (handshake_failure, which TLS 1.2 also sends for a missing client
+//     certificate, protocol_version, insufficient_security) → Unknown,
+//     never retried. The alert is the *net.OpError{Op: "remote error"}
+//     crypto/tls returns, whose Err is its unexported alert type, matched
+//     by type (package path and name, through reflection) and read as a
+//     number; any other alert falls through to step 7 (see
+//     classifyTLSAlertCode).
 //  6. HTTP/2 errors: a stream reset (RST_STREAM), a GOAWAY followed by
 //     the connection closing, or a connection error, which net/http
 //     returns as its unexported http2StreamError, http2GoAwayError and
@@ -133,6 +146,39 @@ func IsCanceled(err error) (canceled bool) {
 		}
 	}()
 	return err != nil && errors.Is(err, context.Canceled)
+}
+
+// isInChain reports whether target is in err's chain, as errors.Is does
+// (equality, then an Is method, through single and multiple Unwrap), but
+// never panics: a node whose Is or Unwrap panics (a typed nil pointer
+// wrapped with %w) matches nothing, and the rest of the chain is still
+// walked.
+func isInChain(err, target error) bool {
+	if err == nil || target == nil {
+		return err == target
+	}
+	// Comparing e == target panics only when both have the same
+	// non-comparable dynamic type, which cannot happen when target's type
+	// is comparable.
+	comparable := reflect.TypeOf(target).Comparable()
+	return walkChain(err, func(e error) bool {
+		if comparable && e == target {
+			return true
+		}
+		x, ok := e.(interface{ Is(error) bool })
+		return ok && safeIs(x, target)
+	})
+}
+
+// safeIs calls an error's Is method, treating a panicking implementation
+// (a nil receiver, say) as "no match".
+func safeIs(x interface{ Is(error) bool }, target error) (b bool) {
+	defer func() {
+		if recover() != nil {
+			b = false
+		}
+	}()
+	return x.Is(target)
 }
 
 // classifyProvider maps the first provider error with a status found in
@@ -401,6 +447,9 @@ func misconfiguredEndpoint(err error) (Class, bool) {
 	var invalid x509.CertificateInvalidError
 	if errors.As(err, &verr) || errors.As(err, &unknownCA) || errors.As(err, &hostErr) || errors.As(err, &invalid) {
 		return Auth, true
+	}
+	if c, ok := classifyTLSAlert(err); ok {
+		return c, true
 	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {

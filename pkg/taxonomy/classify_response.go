@@ -10,9 +10,10 @@ import "github.com/agentfleet/agentfleet/pkg/agent/model"
 // reading the error code first would misfile it as a blocked prompt):
 //
 //	STOP, FINISH_REASON_UNSPECIFIED                       → healthy
-//	MAX_TOKENS                                            → TRUNCATED
+//	MAX_TOKENS, CONTINUATION                              → TRUNCATED
 //	SAFETY, RECITATION, BLOCKLIST, PROHIBITED_CONTENT,
-//	SPII, IMAGE_SAFETY                                    → OUTPUT_BLOCKED
+//	SPII, IMAGE_SAFETY, IMAGE_PROHIBITED_CONTENT,
+//	IMAGE_RECITATION                                      → OUTPUT_BLOCKED
 //	MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL,
 //	TOO_MANY_TOOL_CALLS                                   → TOOL_PROTOCOL
 //	anything else (LANGUAGE, OTHER, a value we do not know) → UNKNOWN
@@ -58,7 +59,11 @@ func classifyFinishReason(fr model.FinishReason) (Class, bool) {
 		// continued; nothing here continues it, so it is cut off.
 		return Truncated, true
 	case model.FinishReasonSafety, model.FinishReasonRecitation, model.FinishReasonBlocklist,
-		model.FinishReasonProhibitedContent, model.FinishReasonSPII, model.FinishReasonImageSafety:
+		model.FinishReasonProhibitedContent, model.FinishReasonSPII, model.FinishReasonImageSafety,
+		model.FinishReasonImageProhibitedContent, model.FinishReasonImageRecitation:
+		// The IMAGE_ reasons are the image-output forms of SAFETY,
+		// PROHIBITED_CONTENT and RECITATION (found in review, twenty-first
+		// session: they were UNKNOWN, dead-lettered for review).
 		return OutputBlocked, true
 	case model.FinishReasonMalformedFunctionCall, model.FinishReasonUnexpectedToolCall,
 		model.FinishReasonTooManyToolCalls:

@@ -28,6 +28,12 @@ const (
 	// the adapter turns automatic continuation off). Cut off like
 	// MAX_TOKENS.
 	FinishReasonContinuation FinishReason = "CONTINUATION"
+	// FinishReasonImageProhibitedContent: a generated image was withheld
+	// as prohibited content (the image form of PROHIBITED_CONTENT).
+	FinishReasonImageProhibitedContent FinishReason = "IMAGE_PROHIBITED_CONTENT"
+	// FinishReasonImageRecitation: a generated image was withheld as a
+	// recitation (the image form of RECITATION).
+	FinishReasonImageRecitation FinishReason = "IMAGE_RECITATION"
 	// BlockReasonUnspecified is the prompt-feedback block reason for "none".
 	BlockReasonUnspecified FinishReason = "BLOCKED_REASON_UNSPECIFIED"
 )
@@ -44,6 +50,7 @@ var KnownFinishReasons = []FinishReason{
 	FinishReasonOther, FinishReasonBlocklist, FinishReasonProhibitedContent,
 	FinishReasonSPII, FinishReasonMalformedFunctionCall, FinishReasonImageSafety,
 	FinishReasonUnexpectedToolCall, FinishReasonTooManyToolCalls, FinishReasonContinuation,
+	FinishReasonImageProhibitedContent, FinishReasonImageRecitation,
 }
 
 // ToolProtocol reports whether r says the model broke the function-calling
