@@ -104,7 +104,7 @@ func (r *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 		charged := false                      // PerAttempt charged the budget for this attempt
 		for attempt := 1; ; attempt++ {
 			emitted, err, stopped := r.attempt(ctx, req, stream, yield)
-			notSent := err != nil && errors.Is(err, model.ErrNotSent)
+			notSent := err != nil && isNotSent(err)
 			if !notSent {
 				r.metrics.ProviderAttempt(name)
 			}
@@ -280,4 +280,17 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// isNotSent is errors.Is(err, model.ErrNotSent) on a chain whose methods
+// may panic (an SDK's typed-nil error): such a chain is not a refusal, as
+// taxonomy.ClassifyError files it UNKNOWN rather than panic (found in
+// review, twenty-first session).
+func isNotSent(err error) (notSent bool) {
+	defer func() {
+		if recover() != nil {
+			notSent = false
+		}
+	}()
+	return errors.Is(err, model.ErrNotSent)
 }
