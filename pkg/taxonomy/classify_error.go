@@ -69,10 +69,10 @@ const OpenAICodeInsufficientQuota = "insufficient_quota"
 //     unknown_ca, access_denied, certificate_required) → Auth; a host name
 //     that does not exist (*net.DNSError with IsNotFound) → NotFound. These
 //     page, like the provider's own 401 and 404, instead of being retried
-//     and replayed. A fatal alert refusing this client's TLS parameters
-//     (handshake_failure, which TLS 1.2 also sends for a missing client
-//     certificate, protocol_version, insufficient_security) → Unknown,
-//     never retried. The alert is the *net.OpError{Op: "remote error"}
+//     and replayed. A fatal alert refusing this client's TLS version or
+//     ciphers (protocol_version, insufficient_security) → Unknown, never
+//     retried; handshake_failure stays Transport (a server's failed
+//     signature sends it too). The alert is the *net.OpError{Op: "remote error"}
 //     crypto/tls returns, whose Err is its unexported alert type, matched
 //     by type (package path and name, through reflection) and read as a
 //     number; any other alert falls through to step 7 (see

@@ -9,7 +9,6 @@ import (
 // classifyTLSAlert treats specially. crypto/tls does not export its own
 // copies.
 const (
-	tlsAlertHandshakeFailure       = 40
 	tlsAlertBadCertificate         = 42
 	tlsAlertUnsupportedCertificate = 43
 	tlsAlertCertificateRevoked     = 44
@@ -73,20 +72,24 @@ func classifyTLSAlert(err error) (Class, bool) {
 //     proxy) refuses this client's certificate, or its lack of one; every
 //     retry and replay gets the same refusal: Auth, which pages, like a
 //     server certificate that fails verification.
-//   - handshake_failure, protocol_version, insufficient_security: the
-//     peer refuses this client's TLS parameters (TLS 1.2 also refuses a
-//     missing client certificate with a bare handshake_failure, which does
-//     not say which): the same client gets the same answer again: Unknown,
-//     never retried, kept for review, like HTTP/2's INADEQUATE_SECURITY.
+//   - protocol_version, insufficient_security: the peer refuses this
+//     client's TLS version or ciphers: the same client gets the same
+//     answer again: Unknown, never retried, kept for review, like HTTP/2's
+//     INADEQUATE_SECURITY.
 //   - any other alert: false, and ClassifyError carries on (the
-//     *net.OpError around it makes it Transport).
+//     *net.OpError around it makes it Transport). handshake_failure among
+//     them: TLS 1.2 sends it for a missing client certificate, but also
+//     for a server whose signing key (an HSM, a KMS) failed once, which
+//     TLS 1.3 reports as internal_error; a blip must be retried (found in
+//     review, twenty-first session), and a fleet without its certificate
+//     fails every call, which the error-rate alerts show.
 func classifyTLSAlertCode(code uint8) (Class, bool) {
 	switch code {
 	case tlsAlertBadCertificate, tlsAlertUnsupportedCertificate, tlsAlertCertificateRevoked,
 		tlsAlertCertificateExpired, tlsAlertCertificateUnknown, tlsAlertUnknownCA,
 		tlsAlertAccessDenied, tlsAlertCertificateRequired:
 		return Auth, true
-	case tlsAlertHandshakeFailure, tlsAlertProtocolVersion, tlsAlertInsufficientSecurity:
+	case tlsAlertProtocolVersion, tlsAlertInsufficientSecurity:
 		return Unknown, true
 	default:
 		return "", false
