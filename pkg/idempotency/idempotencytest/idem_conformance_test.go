@@ -10,13 +10,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"sort"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/agentfleet/agentfleet/internal/mutanttest"
 	"github.com/agentfleet/agentfleet/pkg/idempotency"
 	"github.com/agentfleet/agentfleet/pkg/idempotency/idempotencytest"
 )
@@ -243,38 +242,15 @@ func (m *mutant) Effects(ctx context.Context, invocationID string) ([]idempotenc
 // runSuiteOnMutant runs the conformance suite on the mutant in a child
 // process and fails the test when the suite passes it.
 func runSuiteOnMutant(t *testing.T, kind, bug string) {
-	if k := os.Getenv(mutantEnv); k != "" {
-		if k != kind {
-			t.Skip("another mutant")
-		}
+	t.Helper()
+	mutanttest.Run(t, mutantEnv, kind, bug, func(t *testing.T) {
 		idempotencytest.Run(t, idempotencytest.Factory{
 			New: func(t *testing.T, retention time.Duration) idempotencytest.Instance {
 				return idempotencytest.Instance{Store: newMutant(kind)}
 			},
 			MinRetention: 200 * time.Millisecond,
 		})
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), mutantEnv+"="+kind)
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("child timed out:\n%s", out)
-	}
-	if err == nil {
-		t.Fatalf("the conformance suite PASSED a backend where %s (mutant %q); it must fail such a backend.\nchild output tail:\n%s",
-			bug, kind, tail(out, 600))
-	}
-	t.Logf("the suite caught mutant %q:\n%s", kind, tail(out, 1500))
-}
-
-func tail(b []byte, n int) string {
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return string(b)
+	})
 }
 
 // Regression (found in review, twenty-first session): the suite fails a backend that takes a completed record over once its claim's lease has passed, so every redelivery or DLQ replay would repeat the effect.

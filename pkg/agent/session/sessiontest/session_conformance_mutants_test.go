@@ -11,11 +11,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/agentfleet/agentfleet/internal/mutanttest"
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
 	"github.com/agentfleet/agentfleet/pkg/agent/session/sessiontest"
@@ -23,36 +23,11 @@ import (
 
 const mutantEnv = "SESSIONTEST_REVIEW_MUTANT"
 
-// runSuiteOnMutant runs suite in a child process (env set) and fails the
-// test when the suite passes there.
+// runSuiteOnMutant runs suite against the mutant kind in a child process
+// and fails the test when the suite passes there (mutanttest.Run).
 func runSuiteOnMutant(t *testing.T, kind, bug string, suite func(t *testing.T)) {
-	if k := os.Getenv(mutantEnv); k != "" {
-		if k != kind {
-			t.Skip("another mutant")
-		}
-		suite(t)
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), mutantEnv+"="+kind)
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("child timed out:\n%s", out)
-	}
-	if err == nil {
-		t.Fatalf("the conformance suite PASSED a backend where %s (mutant %q); it must fail such a backend.\nchild output tail:\n%s",
-			bug, kind, tail(out, 600))
-	}
-	t.Logf("the suite caught mutant %q:\n%s", kind, tail(out, 1500))
-}
-
-func tail(b []byte, n int) string {
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return string(b)
+	t.Helper()
+	mutanttest.Run(t, mutantEnv, kind, bug, suite)
 }
 
 var ctx = context.Background()
