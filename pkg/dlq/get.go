@@ -55,27 +55,51 @@ func getMsg(ctx context.Context, s jetstream.Stream, seq uint64, opts ...jetstre
 	return raw, nil
 }
 
-// directGetTry bounds a direct get's wait for an answer (the client's
-// default timeout), at most half of
-// what is left of ctx: on NATS 2.9 a direct get of a stream whose direct
-// gets were turned off gets no answer at all, and the fallback needs time
-// of its own (found in review, twenty-first session: a read with a
-// deadline failed instead of falling back).
-const directGetTry = 5 * time.Second
+// directGrace is how long a direct get waits for an answer before the
+// stream's info is asked, alongside, whether direct gets are still on (at
+// most a quarter of what is left of ctx).
+const directGrace = time.Second
 
-// directTry is s.GetMsg, bounded by directGetTry (or half of what is left
-// of ctx) when s's info allows direct gets.
+// directTry is s.GetMsg. When s's info allows direct gets and no answer
+// came within directGrace, it asks for the stream's info meanwhile: on
+// NATS 2.9 a direct get of a stream whose direct gets were turned off gets
+// no answer at all, and then the get is made again as a stream message get
+// with what is left of ctx. A direct get that is only slow keeps the whole
+// of ctx (found in review, twenty-first session: a fixed share of the
+// deadline failed slow but healthy reads).
 func directTry(ctx context.Context, s jetstream.Stream, seq uint64, opts ...jetstream.GetMsgOpt) (*jetstream.RawStreamMsg, error) {
 	if info := s.CachedInfo(); info == nil || !info.Config.AllowDirect {
 		return s.GetMsg(ctx, seq, opts...)
 	}
-	try := directGetTry
-	if d, ok := ctx.Deadline(); ok {
-		try = min(try, time.Until(d)/2)
+	type answer struct {
+		raw *jetstream.RawStreamMsg
+		err error
 	}
-	tctx, cancel := context.WithTimeout(ctx, try)
+	dctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	return s.GetMsg(tctx, seq, opts...)
+	done := make(chan answer, 1)
+	go func() {
+		raw, err := s.GetMsg(dctx, seq, opts...)
+		done <- answer{raw, err}
+	}()
+	grace := directGrace
+	if d, ok := ctx.Deadline(); ok {
+		grace = min(grace, time.Until(d)/4)
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case a := <-done:
+		return a.raw, a.err
+	case <-t.C:
+	}
+	if info, err := s.Info(ctx); err == nil && !info.Config.AllowDirect {
+		cancel()
+		<-done
+		return s.GetMsg(ctx, seq, opts...) // the info just read says: a stream message get
+	}
+	a := <-done
+	return a.raw, a.err
 }
 
 // directGone reports whether err, from a GetMsg on s, may say that direct
