@@ -148,7 +148,7 @@ func TestDLQReplayHaltedFiresOnTheFirstHalt(t *testing.T) {
               rule: auto-halt
             exp_annotations:
               summary: "DLQ replay halted by safety rule auto-halt"
-              description: "The replayer stopped a replay because a safety rule tripped (e.g. replays failing again). Look at the replay results before resuming."
+              description: "The drain stopped replaying because the safety rule auto-halt tripped: auto-halt (replays failing again: look at the replay results before resuming) or stores (the workers record other stores than the drain opened). The runbook's DLQ growth section says what to do for each."
               runbook_url: docs/runbook.md#dlq-growth
 `
 	runRuleTest(t, `
