@@ -127,14 +127,7 @@ func (w *Worker) afterPanic(ctx context.Context, msg jetstream.Msg, p any) {
 		// The record's bases are kept, as every dead letter keeps them: a
 		// forced replay's budget reset outlives its panics (found in
 		// review, twenty-first session: the panic's record wrote 0).
-		r, _ := DecodeRecord(cur)
-		if r == nil {
-			r = &Record{}
-		}
-		j.attemptsBase, j.budgetBase = r.AttemptsBase, r.BudgetBase
-		if cur.Status.Terminal() && j.replay > r.ReplayCount {
-			j.attemptsBase = cur.Attempts
-		}
+		j.takeBases(cur)
 	case !errors.Is(err, session.ErrInvocationNotFound):
 		w.nakInfra(j, "read the record of a message the worker panicked on", err)
 		return
@@ -275,14 +268,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		// deliveries put back because the session was busy or the worker's
 		// own stores were down: those must never dead-letter work that has
 		// not been tried, and a replay starts a fresh count.
-		r, _ := DecodeRecord(rec)
-		if r == nil {
-			r = &Record{}
-		}
-		j.attemptsBase, j.budgetBase = r.AttemptsBase, r.BudgetBase
-		if rec.Status.Terminal() && j.replay > r.ReplayCount {
-			j.attemptsBase = rec.Attempts
-		}
+		r := j.takeBases(rec)
 		if runs := rec.Attempts - j.attemptsBase; runs >= w.cfg.MaxDeliveries {
 			// No run recorded why it ended (a crash or kill cannot): the
 			// reason says what can end a run, and where to look.
@@ -686,4 +672,21 @@ func (w *Worker) invoke(ctx context.Context, runner *agent.Runner, req agent.Run
 	w.deps.Metrics.inFlight(1)
 	defer w.deps.Metrics.inFlight(-1)
 	return runner.Invoke(ctx, req)
+}
+
+// takeBases sets j's attempt and budget bases from the invocation's
+// record, and returns the record decoded (empty when it cannot be): a
+// replay of a finished invocation (a newer replay count) starts a fresh
+// run count at the record's attempts; the budget base, a forced replay's
+// reset, is kept.
+func (j *job) takeBases(rec *session.Invocation) *Record {
+	r, _ := DecodeRecord(rec)
+	if r == nil {
+		r = &Record{}
+	}
+	j.attemptsBase, j.budgetBase = r.AttemptsBase, r.BudgetBase
+	if rec.Status.Terminal() && j.replay > r.ReplayCount {
+		j.attemptsBase = rec.Attempts
+	}
+	return r
 }
