@@ -49,10 +49,15 @@ func (c *Client) answerOfDuplicate(ctx context.Context, rec *Receipt, before *St
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	// Gone: answered, and its answer stored before it was removed.
+	// Gone: answered, and its answer stored before it was removed. A newer
+	// BAD_INPUT refusal is the refusal again (a redelivered request
+	// refused twice, or a later resend refused as well): the duplicate was
+	// dropped all the same, and the stored refusal answers it (seen in a
+	// CI run, twenty-first session: the second refusal was taken for the
+	// resend's own answer).
 	stored, err := c.lookupOnce(ctx, rec.InvocationID)
 	switch {
-	case err == nil && stored.Seq > before.Seq:
+	case err == nil && stored.Seq > before.Seq && !stored.RefusedAsBadInput():
 		return stored.Result, nil
 	case err != nil && !errors.Is(err, ErrNoResult) && !errors.Is(err, errLookupLost):
 		return nil, err

@@ -142,7 +142,8 @@ func (c *Client) SubmitAndAwait(ctx context.Context, req *envelope.Request) (*en
 //     request itself (the worker stores the refusal, then removes it): the
 //     refusal, at once;
 //   - it is gone: its answer was stored before it was removed: the stored
-//     result when it is newer than the refusal, else the refusal, at once.
+//     result when it is newer than the refusal and not a BAD_INPUT refusal
+//     itself, else the refusal, at once.
 //
 // When AwaitSent answers with the refusal, it returns before.Result itself.
 // The times compared are the server's (in a cluster, the two streams'
