@@ -248,9 +248,11 @@ func runLine(ctx context.Context, c *client.Client, l Line, limiter *rate.Limite
 	if err != nil {
 		return fail(err)
 	}
-	// Earlier only when the answer is the stored refusal itself: a duplicate
-	// of a later resend gets that resend's result (client.AwaitSent).
+	// Earlier only when the answer is the stored refusal, or a refusal
+	// again: the resend was dropped either way. A duplicate of a later
+	// resend that ran gets that resend's result (client.AwaitSent).
 	r.Outcome, r.Class = Outcome(res.Status), res.ErrorClass
-	r.Earlier = stored != nil && rec.Duplicate && res == stored.Result
+	r.Earlier = stored != nil && rec.Duplicate &&
+		(res == stored.Result || (&client.StoredResult{Result: res}).RefusedAsBadInput())
 	return r
 }
