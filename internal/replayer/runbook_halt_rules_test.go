@@ -113,15 +113,7 @@ func TestHaltRulesNamedAreOnesTheDrainCounts(t *testing.T) {
 		ctx := ctxT(t)
 		x.seed("srv", 1, "SERVER", 0)
 		// The fleet keeps dead letters far longer than its idempotency bucket keeps records.
-		s, err := x.js.Stream(ctx, x.sc.DLQStream)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := s.CachedInfo().Config
-		cfg.MaxAge = 3650 * 24 * time.Hour
-		if _, err := x.js.UpdateStream(ctx, cfg); err != nil {
-			t.Fatal(err)
-		}
+		x.setDLQMaxAge(ctx, 3650*24*time.Hour)
 		dctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
 		defer cancel()
 		var o, e syncBuf
@@ -146,15 +138,7 @@ func TestBeforeYouStartRetentionInShow(t *testing.T) {
 	x := newFx(t, false)
 	ctx := ctxT(t)
 	x.seed("srv", 1, "SERVER", 0)
-	s, err := x.js.Stream(ctx, x.sc.DLQStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := s.CachedInfo().Config
-	cfg.MaxAge = 3650 * 24 * time.Hour
-	if _, err := x.js.UpdateStream(ctx, cfg); err != nil {
-		t.Fatal(err)
-	}
+	x.setDLQMaxAge(ctx, 3650*24*time.Hour)
 	out := x.run(ctx, nil, "show", "srv-0")
 	t.Logf("show: exit %d\n%s%s", out.code, out.stdout, out.stderr)
 	contains(t, out.stdout, "WARNING: replay safety: halted (retention)")
