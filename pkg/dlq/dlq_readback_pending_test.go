@@ -9,6 +9,8 @@ import (
 
 	"github.com/agentfleet/agentfleet/internal/streams"
 	"github.com/agentfleet/agentfleet/pkg/dlq"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Regression (found in review, twenty-first session): the whole dead letter
@@ -29,6 +31,24 @@ func TestWholeEntryReadBackWithinMaxPending(t *testing.T) {
 	nc, js := bigPayloadServer(t, limit, limit)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	req, dcfg, ack := publishWholeDeadLetter(ctx, t, nc, js)
+	gctx, gcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer gcancel()
+	it, err := dlq.NewReader(js, dcfg).Get(gctx, ack.Sequence)
+	if err != nil {
+		t.Fatalf("the whole dead letter of a %d-byte request (MaxWholeRequest; max_payload = max_pending = %d) cannot be read back: %v (connection %v)",
+			len(req), limit, err, nc.Status())
+	}
+	if it.Entry.RequestTruncated || !bytes.Equal(it.Entry.OriginalRequest(), req) {
+		t.Fatal("request not kept whole")
+	}
+}
+
+// publishWholeDeadLetter ensures the default streams on js and publishes
+// the dead letter of the largest request the worker accepts on nc's
+// server (dlq.MaxWholeRequest): the request, the DLQ config and the ack.
+func publishWholeDeadLetter(ctx context.Context, t *testing.T, nc *nats.Conn, js jetstream.JetStream) ([]byte, dlq.Config, *jetstream.PubAck) {
+	t.Helper()
 	cfg := streams.Config{}.WithDefaults()
 	if _, err := streams.Ensure(ctx, js, cfg); err != nil {
 		t.Fatal(err)
@@ -46,14 +66,5 @@ func TestWholeEntryReadBackWithinMaxPending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gctx, gcancel := context.WithTimeout(ctx, 10*time.Second)
-	defer gcancel()
-	it, err := dlq.NewReader(js, dcfg).Get(gctx, ack.Sequence)
-	if err != nil {
-		t.Fatalf("the whole dead letter of a %d-byte request (MaxWholeRequest; max_payload = max_pending = %d) cannot be read back: %v (connection %v)",
-			len(req), limit, err, nc.Status())
-	}
-	if it.Entry.RequestTruncated || !bytes.Equal(it.Entry.OriginalRequest(), req) {
-		t.Fatal("request not kept whole")
-	}
+	return req, dcfg, ack
 }

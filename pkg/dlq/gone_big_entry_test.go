@@ -2,14 +2,12 @@ package dlq_test
 
 import (
 	"context"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/agentfleet/agentfleet/internal/streams"
 	"github.com/agentfleet/agentfleet/pkg/dlq"
 )
 
@@ -29,23 +27,7 @@ func TestGoneOfAPresentBigEntryKeepsTheConnection(t *testing.T) {
 	nc.SetDisconnectErrHandler(func(*nats.Conn, error) { disconnects.Add(1) })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cfg := streams.Config{}.WithDefaults()
-	if _, err := streams.Ensure(ctx, js, cfg); err != nil {
-		t.Fatal(err)
-	}
-	dcfg := dlq.Config{Stream: cfg.DLQStream, Prefix: cfg.DLQPrefix, Consumer: cfg.ReplayerConsumer}
-	whole := dlq.MaxWholeRequest(nc.MaxPayload())
-	head := `{"v":1,"invocation_id":"inv-big","agent":"support","user_id":"u","session_id":"s","message":{"role":"user","parts":[{"text":"`
-	tail := `"}]}}`
-	req := []byte(head + strings.Repeat("x", whole-len(head)-len(tail)) + tail)
-	now := time.Now().UTC()
-	e := &dlq.Entry{InvocationID: "inv-big", Agent: "support", Class: "SERVER", Reason: "model 503 after retries",
-		Retryable: true, DeliveryCount: 1, FirstFailedAt: now, FailedAt: now, Worker: "host-1234", SourceSeq: 1}
-	e.SetRequest(req)
-	ack, err := dlq.NewPublisher(js, dcfg).Publish(ctx, e)
-	if err != nil {
-		t.Fatal(err)
-	}
+	req, dcfg, ack := publishWholeDeadLetter(ctx, t, nc, js)
 	r := dlq.NewReader(js, dcfg)
 	if _, err := r.Get(ctx, ack.Sequence); err != nil { // Get, a direct get, reads it fine
 		t.Fatalf("Get: %v", err)
