@@ -191,6 +191,15 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 	j.req = req
+	// The subject names the agent too (DESIGN.md: agent.requests.<agent>),
+	// and publish permissions are granted per subject: a body naming
+	// another agent than its subject would run that agent for a producer
+	// that may publish only to this one (found in review, twenty-second
+	// session).
+	if want := w.deps.Streams.RequestSubject(req.Agent); msg.Subject() != want {
+		w.badInput(ctx, j, fmt.Sprintf("agent %q does not match the subject %q (a request for it goes to %q)", req.Agent, msg.Subject(), want))
+		return
+	}
 	runner, ok := w.deps.Agents[req.Agent]
 	if !ok {
 		w.badInput(ctx, j, fmt.Sprintf("unknown agent %q", req.Agent))
