@@ -19,14 +19,23 @@ import (
 // holder can read "not held" right after its own acknowledged write. A
 // store confirms such an answer here before it reports a lost lock or
 // claim. A key without an entry, or whose latest entry is a delete or purge
-// marker, is jetstream.ErrKeyNotFound.
+// marker, is jetstream.ErrKeyNotFound. The request goes to js's API
+// prefix, or its JetStream domain's, as js's own requests do.
 func LeaderGet(ctx context.Context, js jetstream.JetStream, bucket, key string) (jetstream.KeyValueEntry, error) {
 	nc := js.Conn()
 	if nc == nil {
 		return nil, fmt.Errorf("kvbucket: leader get %s/%s: no connection", bucket, key)
 	}
-	prefix := js.Options().APIPrefix
-	if prefix == "" {
+	// The API prefix nats.go uses is unexported: a JetStream made with
+	// jetstream.NewWithDomain has an empty APIPrefix and the domain's
+	// "$JS.<domain>.API." prefix (found in review, twenty-second session:
+	// it asked the local JetStream, which has no such bucket).
+	opts := js.Options()
+	prefix := opts.APIPrefix
+	switch {
+	case prefix == "" && opts.Domain != "":
+		prefix = "$JS." + opts.Domain + ".API."
+	case prefix == "":
 		prefix = jetstream.DefaultAPIPrefix
 	}
 	if !strings.HasSuffix(prefix, ".") {

@@ -146,13 +146,21 @@ func (n *NATSOrders) Refund(ctx context.Context, r Refund) error {
 
 // natsNotApplied reports whether err, from a KV Create or Update, says the
 // entry was not stored: the server answered with an error (a JetStream API
-// error), no stream took the message, or the key was refused before
-// sending. Anything else (a timeout, a connection closed while waiting for
-// the acknowledgement) may come after the server stored it.
+// error), no stream took the message, or the key or message was refused by
+// the client before sending: an invalid key or subject, an entry larger
+// than the server's max payload (an order's refund records outgrowing it),
+// a draining connection, a full reconnect buffer. Anything else (a timeout,
+// a connection closed while waiting for the acknowledgement; a closed
+// connection is not told apart from one closed before sending) may come
+// after the server stored it. Found in review, twenty-second session:
+// nats.ErrMaxPayload was reported as a refund that may have been booked.
 func natsNotApplied(err error) bool {
 	var api *jetstream.APIError
 	return errors.As(err, &api) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
-		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrInvalidKey)
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrInvalidKey) ||
+		errors.Is(err, nats.ErrMaxPayload) || errors.Is(err, nats.ErrBadSubject) ||
+		errors.Is(err, nats.ErrHeadersNotSupported) || errors.Is(err, nats.ErrConnectionDraining) ||
+		errors.Is(err, nats.ErrReconnectBufExceeded)
 }
 
 // Refunds returns every refund record, order by order.

@@ -63,8 +63,9 @@ type Orders interface {
 	Refund(ctx context.Context, r Refund) error
 }
 
-// MemoryOrders is an in-memory Orders for tests and the demo. Fault hooks
-// let tests make calls fail.
+// MemoryOrders is an in-memory Orders for tests: its refunds vanish with
+// the process. The demo and the workers use NATSOrders or RedisOrders.
+// Fault hooks let tests make calls fail.
 type MemoryOrders struct {
 	mu      sync.Mutex
 	orders  map[string]*Order
