@@ -129,6 +129,16 @@ func (m *Metrics) unknownTool(agent, tool string) {
 	}
 }
 
+// unknownToolCall counts, in ToolCalls only, a call of an unregistered tool
+// that ended with outcome before it was answered (interrupted: a resumed
+// invocation answers it and counts it in UnknownToolCalls), under the
+// bounded label.
+func (m *Metrics) unknownToolCall(agent, tool, outcome string) {
+	if m != nil {
+		m.ToolCalls.WithLabelValues(agent, m.unknownToolLabel(tool), outcome).Inc()
+	}
+}
+
 func (m *Metrics) invocation(agent, outcome string) {
 	if m != nil {
 		m.Invocations.WithLabelValues(agent, outcome).Inc()

@@ -494,17 +494,32 @@ func (inv *invocation) steps(ctx context.Context, yield func(*session.Event, err
 			}
 			return nil
 		}
-		// A tool of an earlier run ended the invocation (its response
+		// A tool or a callback of an earlier run ended the invocation (its
 		// event holds the end action): that run stopped after the step,
 		// so this one runs at most the step's calls still without a
 		// response, and calls no model.
-		endedBefore := slices.ContainsFunc(prior, func(e *session.Event) bool { return e.Actions.EndInvocation })
+		var endedBy *session.Event
+		for _, e := range slices.Backward(prior) {
+			if e.Actions.EndInvocation {
+				endedBy = e
+				break
+			}
+		}
+		endedBefore := endedBy != nil
 		if pending := notSkipped(pendingCalls(prior), prior); len(pending) > 0 {
 			ended, err := inv.runTools(ctx, pending, yield)
 			if err != nil || ended || endedBefore {
 				return err
 			}
 		} else if endedBefore {
+			// Nothing left to run: hand back the event that ended the
+			// invocation, as the already-finished path does, so a
+			// redelivery ends with the same final answer (an after-model
+			// guard's response with text and skipped calls) as the first
+			// run (found in review, twenty-second session).
+			if !yield(endedBy, nil) {
+				return errYieldStopped
+			}
 			return nil
 		}
 	}

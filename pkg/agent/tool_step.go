@@ -27,8 +27,8 @@ type toolResult struct {
 // call in call order, and then returns the first escalated error, if any. A
 // failing branch therefore never loses the results of the others: the
 // event is stored before the invocation ends (with the next model response,
-// or by the end's flush, or at once; see below), and a resumed invocation
-// runs only the failed call again.
+// or by the end's flush, or at once; see below), also when the invocation
+// was cancelled, and a resumed invocation runs only the failed call again.
 func (inv *invocation) runTools(ctx context.Context, calls []*model.FunctionCall, yield func(*session.Event, error) bool) (ended bool, err error) {
 	results := make([]toolResult, len(calls))
 	if len(calls) == 1 {
@@ -84,8 +84,15 @@ func (inv *invocation) runTools(ctx context.Context, calls []*model.FunctionCall
 			// streaming caller gets the event before the next model's
 			// output instead, so it is stored and yielded now; so is it
 			// for a store without batches, where holding saves no write.
+			// That write outlives a cancelled invocation, as modelStep's
+			// does for the model's responses and the end's flush does for
+			// held events: a call that ran (a refund) keeps its response,
+			// so a resumed invocation does not run it again (found in
+			// review, twenty-second session). The invocation then ends
+			// with the context's error (the interrupted call's, or the
+			// loop's check before the next model call).
 			inv.holdToYield(ev)
-		} else if err := inv.emit(ctx, ev, yield); err != nil {
+		} else if err := inv.emit(context.WithoutCancel(ctx), ev, yield); err != nil {
 			return false, err
 		}
 	}
@@ -99,16 +106,22 @@ func (inv *invocation) runTools(ctx context.Context, calls []*model.FunctionCall
 func (inv *invocation) runTool(ctx context.Context, fc *model.FunctionCall) toolResult {
 	name := inv.agent.Name
 	res := toolResult{call: fc}
+	t := inv.agent.tool(fc.Name)
 	if err := ctx.Err(); err != nil {
 		// The invocation was cancelled or ran out of time before this call
 		// started: it does not start (its callbacks and its tool would run
 		// for a caller that gave up, and a tool that ignores its context
-		// is waited for). A resumed invocation runs it.
-		inv.r.Metrics.toolCall(name, fc.Name, "interrupted")
+		// is waited for). A resumed invocation runs it. An unregistered
+		// name gets the bounded label, as unknownTool gives it (found in
+		// review, twenty-second session).
+		if t == nil {
+			inv.r.Metrics.unknownToolCall(name, fc.Name, "interrupted")
+		} else {
+			inv.r.Metrics.toolCall(name, fc.Name, "interrupted")
+		}
 		res.err = &ToolError{Agent: name, Tool: fc.Name, CallID: fc.ID, Err: err}
 		return res
 	}
-	t := inv.agent.tool(fc.Name)
 	call := &ToolCall{ID: fc.ID, Name: fc.Name, Args: fc.Args, Tool: t}
 
 	if t == nil {
