@@ -23,8 +23,10 @@
 //     and a completed invocation has none left at the end (after a
 //     replay none at all; without one none of a class never replayed
 //     automatically);
-//   - the invocation record agrees with the last result, and no completed
-//     result was followed by a different one;
+//   - the last result is the invocation's own (its invocation_id is the
+//     one looked up), the invocation record agrees with it, and no
+//     completed result was followed by a different one, live or as the
+//     last stored result;
 //   - duplicated effects = 0: demo:refunds holds at most one record per
 //     invocation of the run, on the order its request named;
 //   - an invocation that did not complete ended with a failure class the

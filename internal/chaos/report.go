@@ -90,7 +90,13 @@ type Report struct {
 	BadResults     idList // BadResults are invocations whose result could not be decoded.
 	NotInDLQ       idList // NotInDLQ are dead-lettered or failed invocations missing from the DLQ.
 	RecordMismatch idList // RecordMismatch are results that disagree with the invocation record.
-	Contradictions idList // Contradictions are completed invocations later reported otherwise.
+	// Contradictions are invocations seen completed live and later
+	// reported otherwise, live or by their last stored result.
+	Contradictions idList
+	// MisaddressedResults are invocations whose last stored result
+	// carries another invocation's id: another request's answer, and none
+	// of their own.
+	MisaddressedResults idList
 	// Duplicates are the run's invocations with more than one refund
 	// record, whatever their orders (each request asks for one refund), and
 	// (invocation, order) pairs under ids outside the run refunded more
@@ -144,6 +150,7 @@ func (r *Report) Violations() []string {
 	add("dead-lettered or failed without a DLQ entry", r.NotInDLQ)
 	add("invocation record disagrees with the last result", r.RecordMismatch)
 	add("completed, then reported otherwise", r.Contradictions)
+	add("stored result carries another invocation's id", r.MisaddressedResults)
 	add("no result at the results deadline", r.NoResultAtDeadline)
 	add("duplicated effects (an invocation refunded more than once)", r.Duplicates)
 	add("refund of an order the request did not name", r.WrongOrderRefunds)
@@ -220,7 +227,8 @@ func (r *Report) Print(w io.Writer) {
 	row("undecodable results", r.BadResults.N)
 	row("dead-lettered/failed but not in the DLQ", r.NotInDLQ.N)
 	row("result ≠ invocation record", r.RecordMismatch.N)
-	row("completed, then reported otherwise (live)", r.Contradictions.N)
+	row("completed, then reported otherwise (live or last stored)", r.Contradictions.N)
+	row("stored result of another invocation", r.MisaddressedResults.N)
 	row("duplicated effects (invocations refunded more than once)", r.Duplicates.N)
 	row("refunds of an order the request did not name", r.WrongOrderRefunds.N)
 	row("not completed, with a class the faults cannot produce", r.Misclassified.N)

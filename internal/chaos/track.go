@@ -86,23 +86,38 @@ func (t *tracker) counts() (submitted, seen int) {
 	return len(t.submitted), len(t.seen)
 }
 
-// contradictions returns the ids whose live history shows a completed result
-// followed by a different status.
-func (t *tracker) contradictions() []string {
+// contradiction reports whether id's live history shows a completed
+// result followed by a different status, and describes it.
+func (t *tracker) contradiction(id string) (string, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var out []string
-	for _, id := range t.ids {
-		done := false
-		for _, s := range t.history[id] {
-			if done && s != envelope.StatusCompleted {
-				out = append(out, id+" ("+joinStatuses(t.history[id])+")")
-				break
-			}
-			done = done || s == envelope.StatusCompleted
+	done := false
+	for _, s := range t.history[id] {
+		if done && s != envelope.StatusCompleted {
+			return id + " (" + joinStatuses(t.history[id]) + ")", true
+		}
+		done = done || s == envelope.StatusCompleted
+	}
+	return "", false
+}
+
+// completedLive reports whether the live subscription saw id complete.
+func (t *tracker) completedLive(id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, s := range t.history[id] {
+		if s == envelope.StatusCompleted {
+			return true
 		}
 	}
-	return out
+	return false
+}
+
+// historyString is id's live history, "completed→dead_lettered".
+func (t *tracker) historyString(id string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return joinStatuses(t.history[id])
 }
 
 func joinStatuses(ss []envelope.Status) string {

@@ -56,7 +56,7 @@ func runBare(ctx context.Context, e *env, cfg Config) (*Phase, error) {
 		}()
 	}
 	rss := startRSS(ctx)
-	cpu := startCPU(ctx, e.rdb, e.srv == nil, nil)
+	cpu := startCPU(ctx, e.rdb, e.nats, nil)
 	err = load{n: cfg.N, window: cfg.Window, timeout: cfg.Timeout, idPrefix: "lg-" + e.run + "-bare",
 		submit: cl.submit, wait: w}.run(ctx, p)
 	p.PeakRSSBytes, p.RSSSource = rss.finish()

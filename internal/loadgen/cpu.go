@@ -2,9 +2,13 @@ package loadgen
 
 import (
 	"context"
+	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,9 +20,9 @@ import (
 // cpuMeter measures the CPU time a phase used: this process (workers,
 // consumers and the load generator; with --embedded also the NATS server),
 // the worker processes of --processes,
-// the Redis server (INFO cpu; it may serve others too) and a local
-// nats-server process if one is found. On a shared, noisy machine CPU per
-// invocation is steadier than a rate.
+// the Redis server (INFO cpu; it may serve others too) and the run's NATS
+// server when it is a local nats-server process (natsServer). On a shared,
+// noisy machine CPU per invocation is steadier than a rate.
 type cpuMeter struct {
 	rdb              *redis.Client
 	natsPID          int
@@ -31,11 +35,9 @@ type cpuMeter struct {
 	embedded         bool  // the NATS server runs in this process
 }
 
-func startCPU(ctx context.Context, rdb *redis.Client, external bool, children func() time.Duration) *cpuMeter {
-	m := &cpuMeter{rdb: rdb, children: children, embedded: !external}
-	if external {
-		m.natsPID = findProcess("nats-server")
-	}
+// startCPU starts measuring; nats is the run's NATS server (natsServer).
+func startCPU(ctx context.Context, rdb *redis.Client, nats natsProc, children func() time.Duration) *cpuMeter {
+	m := &cpuMeter{rdb: rdb, children: children, embedded: nats.inProcess, natsPID: nats.pid}
 	var ok bool
 	if m.reads, m.cmds, ok = redisCounts(ctx, rdb); !ok {
 		m.reads, m.cmds = -1, -1
@@ -173,17 +175,140 @@ func redisCPU(ctx context.Context, rdb *redis.Client) time.Duration {
 	return time.Duration(total * float64(time.Second))
 }
 
-// findProcess returns the pid of the first process named comm (0 if none).
-func findProcess(comm string) int {
-	dirs, _ := filepath.Glob("/proc/[0-9]*/comm")
-	for _, d := range dirs {
-		b, err := os.ReadFile(d)
-		if err == nil && strings.TrimSpace(string(b)) == comm {
-			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(d)))
-			return pid
+// natsProc is the run's NATS server as the CPU meter sees it: a process
+// (pid), this process (inProcess: its CPU is this process's), or neither
+// (not measured, note says why).
+type natsProc struct {
+	pid       int
+	inProcess bool
+	note      string // note describes what is measured, or why nothing is
+}
+
+// natsServer finds the process of the NATS server at natsURL: the one
+// holding the listening TCP socket of the URL's port (/proc/net/tcp and
+// tcp6, matched by inode with /proc/<pid>/fd), when the URL's host is this
+// machine. Found in review, twenty-second session: the first process named
+// nats-server was measured, whatever server the run used (a chaos soak's,
+// the machine's own on :4222), its CPU reported as the run's. A server it
+// cannot tie to the URL (a remote host, a port held by another process
+// such as a container's proxy, a process whose descriptors it may not
+// read) is not measured.
+func natsServer(natsURL string) natsProc {
+	urls := strings.Split(natsURL, ",")
+	if len(urls) != 1 {
+		return natsProc{note: "not measured: several server URLs"}
+	}
+	host, port, err := urlHostPort(strings.TrimSpace(urls[0]))
+	if err != nil {
+		return natsProc{note: "not measured: " + err.Error()}
+	}
+	if !localHost(host) {
+		return natsProc{note: "not measured: " + host + " is not this machine"}
+	}
+	inodes := listeningInodes(port)
+	if len(inodes) == 0 {
+		return natsProc{note: fmt.Sprintf("not measured: no listening socket of port %d found", port)}
+	}
+	pids := socketOwners(inodes)
+	switch {
+	case len(pids) == 1 && pids[0] == os.Getpid():
+		return natsProc{inProcess: true, note: "in this process"}
+	case len(pids) != 1:
+		return natsProc{note: fmt.Sprintf("not measured: port %d's listening socket held by %d processes found", port, len(pids))}
+	}
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pids[0]) + "/comm")
+	if comm := strings.TrimSpace(string(b)); comm != "nats-server" {
+		return natsProc{note: fmt.Sprintf("not measured: port %d is held by pid %d (%s), not a nats-server", port, pids[0], comm)}
+	}
+	return natsProc{pid: pids[0], note: fmt.Sprintf("nats-server pid %d (listening on port %d)", pids[0], port)}
+}
+
+// urlHostPort returns the host and port of a NATS URL (port 4222 when
+// the URL has none).
+func urlHostPort(s string) (string, int, error) {
+	if !strings.Contains(s, "://") {
+		s = "nats://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", 0, fmt.Errorf("server URL: %w", err)
+	}
+	port := 4222
+	if ps := u.Port(); ps != "" {
+		if port, err = strconv.Atoi(ps); err != nil {
+			return "", 0, fmt.Errorf("server URL port: %w", err)
 		}
 	}
-	return 0
+	return u.Hostname(), port, nil
+}
+
+// localHost reports whether host names this machine: a loopback or
+// unspecified address, localhost, or an address of one of its interfaces.
+func localHost(host string) bool {
+	if host == "" || strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return false // a name: not resolved, it may name another machine
+	}
+	if ip.IsLoopback() || ip.IsUnspecified() {
+		return true
+	}
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// listeningInodes returns the inodes of the listening TCP sockets (IPv4 and
+// IPv6) on port, from /proc/net/tcp and /proc/net/tcp6.
+func listeningInodes(port int) map[string]bool {
+	out := map[string]bool{}
+	want := fmt.Sprintf(":%04X", port)
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			// sl local_address rem_address st tx:rx tr:tm retrnsmt uid timeout inode
+			fs := strings.Fields(line)
+			if len(fs) >= 10 && strings.HasSuffix(fs[1], want) && fs[3] == "0A" && fs[9] != "0" {
+				out[fs[9]] = true
+			}
+		}
+	}
+	return out
+}
+
+// socketOwners returns the pids, sorted, with a descriptor open on one of
+// the socket inodes (those whose /proc/<pid>/fd it may read).
+func socketOwners(inodes map[string]bool) []int {
+	var pids []int
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(filepath.Base(d))
+		if err != nil {
+			continue
+		}
+		fds, err := os.ReadDir(d + "/fd")
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			l, err := os.Readlink(d + "/fd/" + fd.Name())
+			if err == nil && strings.HasPrefix(l, "socket:[") && inodes[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	slices.Sort(pids)
+	return pids
 }
 
 // procCPU returns utime + stime of pid (clock ticks of 10 ms).

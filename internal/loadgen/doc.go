@@ -9,9 +9,11 @@
 //   - bare: JetStream publish, consume and ack of the same requests, nothing
 //     else;
 //   - minimal: a hand-written consumer that performs only the necessary I/O
-//     of one invocation with no framework: one session append per event
-//     (RPUSH), the tool reads and effect, one idempotency claim (SET NX) and
-//     one completion (SET), the result publish and the ack.
+//     of one invocation with no framework: its 6 session events in 3
+//     appends (one RPUSH per model response, with the events before it, as
+//     the fleet stores them; one put each on NATS KV), the tool reads and
+//     effect, one idempotency claim (SET NX) and one completion (SET), the
+//     result publish and the ack.
 //
 // Figures are only meaningful as ratios against the baselines of the same
 // run: the machine is shared. A second mode (Config.Inflight > 0) runs one

@@ -26,6 +26,7 @@ type env struct {
 	natsURL  string
 	redisURL string // "" when embedded
 	srv      *app.Embedded
+	nats     natsProc // nats is the NATS server as the CPU meter measures it.
 	dataDir  string
 	nc       *nats.Conn // the load generator's own connection
 	js       jetstream.JetStream
@@ -59,7 +60,9 @@ func openEnv(ctx context.Context, cfg Config) (_ *env, err error) {
 			return nil, fmt.Errorf("loadgen: %w", err)
 		}
 		e.srv, e.natsURL = srv, srv.ClientURL()
+		e.nats = natsProc{inProcess: true, note: "in this process (embedded)"}
 	} else {
+		e.nats = natsServer(e.natsURL)
 		e.redisURL = cfg.RedisURL
 		rdb, err := app.ConnectRedis(ctx, config.Redis{URL: cfg.RedisURL})
 		if err != nil {

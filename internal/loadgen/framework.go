@@ -119,7 +119,7 @@ func runFramework(ctx context.Context, e *env, cfg Config, logOut io.Writer, nam
 	if fleet != nil {
 		workersCPU = fleet.cpu
 	}
-	cpu := startCPU(ctx, e.rdb, e.srv == nil, workersCPU)
+	cpu := startCPU(ctx, e.rdb, e.nats, workersCPU)
 	inflight := func() int { return 0 }
 	if cfg.Inflight > 0 {
 		// Gathering a registry reads /proc and costs CPU: only where the

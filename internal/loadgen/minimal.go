@@ -273,7 +273,7 @@ func runMinimal(ctx context.Context, e *env, cfg Config, name string) (*Phase, e
 	}
 	idPrefix := "lg-" + e.run + "-" + name
 	rss := startRSS(ctx)
-	cpu := startCPU(ctx, e.rdb, e.srv == nil, nil)
+	cpu := startCPU(ctx, e.rdb, e.nats, nil)
 	err = load{n: cfg.N, window: cfg.Window, timeout: cfg.Timeout, idPrefix: idPrefix,
 		submit: cl.submit, wait: w, orders: pool(cfg, reset)}.run(ctx, p)
 	stopProfile()

@@ -25,6 +25,11 @@ type Report struct {
 	NATS   string `json:"nats"`
 	Redis  string `json:"redis,omitempty"` // Redis is the Redis URL, if Redis was used.
 	Stores string `json:"stores"`          // Stores is "redis" or "nats-kv".
+	// NATSCPU says whose CPU the phases' NATS figures are: the run's
+	// nats-server process (tied to the URL's port by its listening
+	// socket), this process, or "not measured: …" (then
+	// Phase.NATSCPUMSPerInvocation and TotalCPUMSPerInvocation are 0).
+	NATSCPU string `json:"nats_cpu"`
 	// Config is the run's settings.
 	N       int `json:"n"`
 	Workers int `json:"workers"` // Workers is the number of workers.
@@ -57,6 +62,10 @@ type Report struct {
 	// processes), and Ratios["framework/minimal (CPU ceiling)"] their
 	// median: the throughput ratio a machine bound by its CPU gives.
 	RoundCeilingRatios []float64 `json:"round_ceiling_ratios,omitempty"`
+	// Rounds is the number of rounds asked for (--rounds); when fewer
+	// complete (minimal, framework) pairs ran, the framework/minimal
+	// ratios are not computed.
+	Rounds int `json:"rounds,omitempty"`
 	// Bound is the Little's-law bound of the in-flight mode, inflight / (3
 	// × latency) per second, and BoundRatio the framework's steady rate
 	// against it.
@@ -218,8 +227,8 @@ func (r *Report) Print(out io.Writer) {
 	if r.Processes {
 		where = " (framework: processes)"
 	}
-	fmt.Fprintf(out, "NATS %s   stores %s   n=%d per phase   workers=%d%s × concurrency=%d   window=%d   model latency=%v   GOMAXPROCS=%d%s\n\n",
-		r.NATS, r.Stores, r.N, r.Workers, where, r.Concurrency, r.Window, time.Duration(r.LatencyMS*float64(time.Millisecond)), r.GOMAXPROCS, gcSetting(r))
+	fmt.Fprintf(out, "NATS %s (CPU: %s)   stores %s   n=%d per phase   workers=%d%s × concurrency=%d   window=%d   model latency=%v   GOMAXPROCS=%d%s\n\n",
+		r.NATS, orNotMeasured(r.NATSCPU), r.Stores, r.N, r.Workers, where, r.Concurrency, r.Window, time.Duration(r.LatencyMS*float64(time.Millisecond)), r.GOMAXPROCS, gcSetting(r))
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "phase\tcompleted\tlost\tother\tinv/s\tsteady inv/s\tp50 ms\tp99 ms\tpeak RSS MiB\tCPU ms/inv\tRedis CPU ms/inv\tNATS CPU ms/inv\tRedis reads/inv\tRedis cmds/inv\tallocs/inv\tKiB alloc/inv\twrite calls/inv\tread calls/inv\tmax in flight\trefunds\tdup refunds\t")
 	for _, p := range r.Phases {
@@ -330,9 +339,14 @@ func (r *Report) Print(out io.Writer) {
 // roundRatios fills RoundRatios and RoundCPURatios from the phase pairs
 // (minimal, framework), (minimal_r2, framework_r2), … and, with more than
 // one round, makes their medians the framework/minimal ratios. When a
-// phase of any round failed none of them is computed (a median over the
-// rounds that passed would still claim the run): the framework/minimal
-// ratios go to NotComputed, including the first round's.
+// minimal or framework phase of any round failed, a pair's framework phase
+// included or not (a run stopped after a round's minimal phase), or fewer
+// pairs ran than the rounds asked for (Rounds), none of them is computed
+// (a median over the rounds that passed would still claim the run): the
+// framework/minimal ratios go to NotComputed, including the first
+// round's. Found in review, twenty-second session: a round 2 whose
+// minimal phase failed, its framework phase never run, was skipped and
+// the goal claimed from round 1 alone.
 func (r *Report) roundRatios() {
 	var pairs [][2]*Phase
 	for k := 1; ; k++ {
@@ -344,10 +358,16 @@ func (r *Report) roundRatios() {
 		pairs = append(pairs, [2]*Phase{mp, fp})
 	}
 	var all []*Phase
-	for _, pr := range pairs {
-		all = append(all, pr[0], pr[1])
+	for _, p := range r.Phases {
+		if strings.HasPrefix(p.Name, "minimal") || strings.HasPrefix(p.Name, "framework") {
+			all = append(all, p)
+		}
 	}
-	if why := failedPhases(all...); why != "" {
+	why := failedPhases(all...)
+	if why == "" && len(pairs) > 0 && r.Rounds > len(pairs) {
+		why = fmt.Sprintf("n/a (%d of %d rounds ran)", len(pairs), r.Rounds)
+	}
+	if why != "" {
 		for _, k := range []string{"framework/minimal", "framework/minimal (steady)", "framework/minimal (CPU per invocation)", "framework/minimal (CPU ceiling)"} {
 			delete(r.Ratios, k)
 			r.NotComputed[k] = why
@@ -411,9 +431,10 @@ func newReport(cfg Config, e *env) *Report {
 	r := &Report{
 		Provider: "SIMULATED model provider (pkg/providers/sim, no faults)", Mode: "throughput",
 		NATS: config.RedactURL(e.natsURL), N: cfg.N, Workers: cfg.Workers, Processes: cfg.Processes, Concurrency: cfg.Concurrency, Window: cfg.Window,
+		Rounds:    cfg.Rounds,
 		LatencyMS: ms(cfg.Latency), GOMAXPROCS: runtime.GOMAXPROCS(0), NumCPU: runtime.NumCPU(), StartedAt: time.Now().UTC(),
 		GOGC: os.Getenv("GOGC"), GOMEMLIMIT: os.Getenv("GOMEMLIMIT"),
-		Stores: "redis",
+		Stores: "redis", NATSCPU: e.nats.note,
 	}
 	if cfg.Inflight > 0 {
 		r.Mode = "inflight"
@@ -426,6 +447,14 @@ func newReport(cfg Config, e *env) *Report {
 		r.Redis = config.RedactURL(e.redisURL)
 	}
 	return r
+}
+
+// orNotMeasured is s, or "not measured" when empty.
+func orNotMeasured(s string) string {
+	if s == "" {
+		return "not measured"
+	}
+	return s
 }
 
 // gcSetting is the report header's GC part: empty on the runtime's
