@@ -505,7 +505,10 @@ func (inv *invocation) steps(ctx context.Context, yield func(*session.Event, err
 				break
 			}
 		}
-		endedBefore := endedBy != nil
+		// A substituted (degraded) answer that ended it is not a finish,
+		// as above: run on, so a replay asks the model again (found in
+		// review of this session's fix).
+		endedBefore := endedBy != nil && !endedBy.Substituted
 		if pending := notSkipped(pendingCalls(prior), prior); len(pending) > 0 {
 			ended, err := inv.runTools(ctx, pending, yield)
 			if err != nil || ended || endedBefore {

@@ -1,11 +1,15 @@
 package idempotency
 
-import "unicode/utf8"
+import (
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+)
 
 // normalizedResult returns what decoding res's JSON gives (a fresh map,
 // integers as float64, nil maps and slices as nil), without the encoding
-// and decoding, when res holds only the values JSON decodes into and Go
-// integers. It reports false for anything else (invalid UTF-8, NaN, other
+// and decoding, when res holds only the values JSON decodes into, Go
+// integers and json.Numbers. It reports false for anything else (invalid UTF-8, NaN, other
 // types), and the caller decodes the JSON instead (FuzzNormalizedResult
 // holds the two equal).
 func normalizedResult(res map[string]any) (map[string]any, bool) {
@@ -37,6 +41,14 @@ func normalizeJSON(v any, depth int) (any, bool) {
 		return float64(x), true
 	case int64:
 		return float64(x), true
+	case json.Number:
+		// What tool.ToMap gives a typed tool's numbers: decoded as the
+		// JSON decoder would (a literal of JSON's grammar, in range).
+		if x == "" || (x[0] != '-' && !isDigit(x[0])) || !isDigit(x[len(x)-1]) || !json.Valid([]byte(x)) {
+			return nil, false
+		}
+		f, err := strconv.ParseFloat(string(x), 64)
+		return f, err == nil
 	case map[string]any:
 		if x == nil {
 			return nil, true
@@ -69,3 +81,5 @@ func normalizeJSON(v any, depth int) (any, bool) {
 	}
 	return nil, false
 }
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
