@@ -1,8 +1,10 @@
 package replayer
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -44,7 +46,7 @@ type filterFlags struct {
 }
 
 func (f *filterFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.class, "class", "", "only entries of this failure class (e.g. SERVER; an unknown class is a usage error)")
+	fs.StringVar(&f.class, "class", "", "only entries of this failure class (e.g. SERVER; a class the taxonomy does not know is a usage error unless the DLQ or parked stream holds entries of it)")
 	fs.StringVar(&f.agent, "agent", "", "only entries of this agent")
 	fs.StringVar(&f.since, "since", "", "only entries stored at or after: RFC 3339 time or a duration ago (2h)")
 	fs.StringVar(&f.until, "until", "", "only entries stored before: RFC 3339 time or a duration ago")
@@ -59,13 +61,12 @@ func (f *filterFlags) filter(now time.Time) (dlq.Filter, error) {
 			return out, usagef("filter %q is not a single name ([A-Za-z0-9_-])", tok)
 		}
 	}
-	if out.Class != "" {
+	if out.Class != "" && !taxonomy.Class(out.Class).Valid() && !className.MatchString(out.Class) {
 		// A mistyped class (QUOTA for QUOTA_EXHAUSTED) selects nothing, and
 		// replay refused it as a class that needs a person, recommending
-		// --force (found in review, nineteenth session).
-		if _, err := taxonomy.ParseClass(out.Class); err != nil {
-			return out, usagef("--class %q: unknown failure class; the classes are %s", f.class, classNames())
-		}
+		// --force (found in review, nineteenth session). A well-formed one
+		// may be a newer worker's: Fleet.checkClass decides.
+		return out, unknownClass(out.Class, "")
 	}
 	if out.InvocationID != "" && !envelope.ValidID(out.InvocationID) {
 		return out, usagef("--invocation %q is not a valid invocation id", out.InvocationID)
@@ -78,6 +79,90 @@ func (f *filterFlags) filter(now time.Time) (dlq.Filter, error) {
 		return out, usagef("--until: %v", err)
 	}
 	return out, nil
+}
+
+// className is the form of a failure class: the taxonomy's, and those of
+// newer workers (the entry keeps the class a plain string so that old
+// replayers read new classes).
+var className = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+
+// checkClass refuses a --class (filter.Class, upper case) the taxonomy
+// does not know, as a usage error naming the likely class meant (exit 3),
+// unless the DLQ or the parked stream holds entries of it: a class written
+// by a newer worker, which stats shows, must be selectable like any other
+// (found in review, twenty-second session). A class the taxonomy knows,
+// and no class, pass without a look at the streams.
+func (f *Fleet) checkClass(ctx context.Context, class string) error {
+	if class == "" || taxonomy.Class(class).Valid() {
+		return nil
+	}
+	readers := []*dlq.Reader{f.Reader}
+	if ok, err := f.Parked.Exists(ctx); err != nil {
+		return fmt.Errorf("parked stream: %w", err)
+	} else if ok {
+		readers = append(readers, f.Parked.Reader())
+	}
+	for _, r := range readers {
+		for it, err := range r.List(ctx, dlq.Filter{Class: class}) {
+			if it == nil {
+				return fmt.Errorf("--class %s: %w", class, err)
+			}
+			return nil // the first entry of the class is enough
+		}
+	}
+	return unknownClass(class, "; no entry of the DLQ or the parked stream has it")
+}
+
+// unknownClass is the usage error for a --class the taxonomy does not know
+// (and, as note says, no entry has), naming the class likely meant.
+func unknownClass(class, note string) error {
+	hint := ""
+	if s := likelyClass(class); s != "" {
+		hint = fmt.Sprintf(" (did you mean %s?)", s)
+	}
+	return usagef("--class %q: unknown failure class%s%s; the classes are %s", class, hint, note, classNames())
+}
+
+// likelyClass returns the taxonomy's class that class (upper case) likely
+// misspells, or "": the only one it begins (QUOTA), or the nearest within
+// an edit distance of 2 (SERVR).
+func likelyClass(class string) string {
+	var prefixed []string
+	best, bestD := "", 3
+	for _, c := range taxonomy.Classes() {
+		name := string(c)
+		if strings.HasPrefix(name, class) {
+			prefixed = append(prefixed, name)
+		}
+		if d := editDistance(class, name); d < bestD {
+			best, bestD = name, d
+		}
+	}
+	if best == "" && len(prefixed) == 1 {
+		return prefixed[0]
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b (bytes).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // classNames lists the taxonomy's failure classes, for a usage error.

@@ -70,8 +70,10 @@
 // (ErrStoresNotChecked: Redis does not answer, the worker consumer or the
 // stores id cannot be read, as with a NATS permission error or a JetStream
 // timeout) is a warning ("stores not checked: …") for show and replay
-// --dry-run, which change nothing, and they go on (the dry run prints its
-// plan during a Redis outage); replay and drain refuse to start without it
+// --dry-run, which change nothing, and they go on (during a Redis outage
+// the dry run prints its plan, and show the DLQ and parked entries, saying
+// that it did not look up the record, session events and tool effects);
+// replay and drain refuse to start without it
 // (exit 1, as when they cannot reach their stores). drain checks again
 // before each pass: a pass that finds other stores replays nothing, logs
 // it and counts agentfleet_dlq_replayer_halts_total{rule="stores"}
@@ -87,5 +89,7 @@
 // Exit codes (the Exit constants): 0 done, 1 error, 2 halted or refused by a
 // safety rule, 3 usage or configuration (bad flags or arguments, an unknown
 // --class, a bad configuration file, stores that are not the fleet's), 130
-// interrupted.
+// interrupted. A --class the taxonomy does not know is unknown unless it is
+// well-formed ([A-Z][A-Z0-9_]*) and the DLQ or the parked stream holds
+// entries of it (a newer worker's class).
 package replayer

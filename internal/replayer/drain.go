@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/internal/app"
 	"github.com/agentfleet/agentfleet/internal/config"
+	"github.com/agentfleet/agentfleet/pkg/taxonomy"
 )
 
 func drainFlags(fs *flag.FlagSet, o *cmdOpts) {
@@ -42,7 +43,9 @@ func runDrain(ctx context.Context, c *cmdCtx, pos []string) error {
 		return err
 	}
 	sel := Selection{Filter: filter, MaxReplays: c.cfg.Replay.MaxReplays}
-	if err := checkSelection(sel); err != nil {
+	// A class the taxonomy does not know is checked once the fleet is
+	// open (Fleet.checkClass): a typo is a usage error, not a refusal.
+	if err := checkSelection(sel); err != nil && taxonomy.Class(filter.Class).Valid() {
 		return err
 	}
 	rateV, conc, addr := c.cfg.Drain.Rate, c.cfg.Drain.Concurrency, c.cfg.MetricsAddr
@@ -69,6 +72,12 @@ func runDrain(ctx context.Context, c *cmdCtx, pos []string) error {
 		return err
 	}
 	defer f.Close()
+	if err := f.checkClass(ctx, filter.Class); err != nil {
+		return err
+	}
+	if err := checkSelection(sel); err != nil {
+		return err
+	}
 	if err := f.CheckRetention(ctx); err != nil {
 		return err
 	}

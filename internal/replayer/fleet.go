@@ -34,7 +34,8 @@ type Fleet struct {
 	Reader *dlq.Reader
 	// Parked is the parked stream.
 	Parked *Parked
-	// Stores are the fleet's stores (nil unless opened with stores).
+	// Stores are the fleet's stores (nil unless opened with stores, or
+	// when show found the fleet's Redis out of reach: tryStoresCheck).
 	Stores *app.Stores
 	// Client reads results.
 	Client *client.Client
@@ -83,8 +84,10 @@ func OpenFleet(ctx context.Context, cfg config.Replayer, withStores bool, log ze
 // workers record (checkFleetStores, its warnings written to warn), also
 // without withStores (replay --dry-run: the real run would open them).
 // With tryStoresCheck a check that cannot be decided is a warning: also a
-// Redis that does not answer when withStores is not set (the dry run needs
-// no store; with withStores the command needs Redis and fails as before).
+// Redis that does not answer, and then the fleet is returned without its
+// stores (f.Stores nil, also with withStores: show reads the DLQ and parked
+// entries and leaves out the look-ups that need a store; the dry run needs
+// no store). requireStoresCheck fails on a Redis that does not answer.
 func openFleet(ctx context.Context, cfg config.Replayer, withStores bool, check storesCheck, warn io.Writer, log zerolog.Logger) (_ *Fleet, err error) {
 	f := &Fleet{Cfg: cfg, Streams: StreamsConfig(cfg)}
 	defer func() {
@@ -132,12 +135,15 @@ func openFleet(ctx context.Context, cfg config.Replayer, withStores bool, check 
 		case err == nil:
 			f.storesRedis = raw
 			f.close = append(f.close, func() { _ = raw.Close() })
-		case withStores || check != tryStoresCheck || errors.Is(err, app.ErrBadConfig):
+		case check != tryStoresCheck || errors.Is(err, app.ErrBadConfig):
 			return nil, err
 		default:
 			// replay --dry-run during a Redis outage (found in review,
 			// nineteenth session): the plan needs no store, and the
-			// runbook's step 4 must work while Redis is down.
+			// runbook's step 4 must work while Redis is down. show too
+			// (found in review, twenty-second session): the DLQ and parked
+			// entries need no store; it goes on without f.Stores and says
+			// which look-ups it left out.
 			warnStoresNotChecked(warn, fmt.Errorf("%w: %w", ErrStoresNotChecked, err))
 			return f, nil
 		}

@@ -85,6 +85,9 @@ func runList(ctx context.Context, c *cmdCtx, pos []string) error {
 		return err
 	}
 	defer f.Close()
+	if err := f.checkClass(ctx, filter.Class); err != nil {
+		return err
+	}
 	r := f.Reader
 	if c.opts.parked {
 		ok, err := f.Parked.Exists(ctx)

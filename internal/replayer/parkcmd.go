@@ -34,6 +34,9 @@ func runPark(ctx context.Context, c *cmdCtx, pos []string) error {
 		return err
 	}
 	defer f.Close()
+	if err := f.checkClass(ctx, filter.Class); err != nil {
+		return err
+	}
 	why := "parked by hand (dlq-replayer park)"
 	if c.opts.dryRun {
 		why = "would be parked by hand" // nothing is parked: the table must not say otherwise

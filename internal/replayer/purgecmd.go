@@ -50,6 +50,9 @@ func runPurge(ctx context.Context, c *cmdCtx, pos []string) error {
 		return err
 	}
 	defer f.Close()
+	if err := f.checkClass(ctx, filter.Class); err != nil {
+		return err
+	}
 	why := "purged"
 	if c.opts.dryRun {
 		why = "would be purged" // nothing is deleted: the table must not say otherwise

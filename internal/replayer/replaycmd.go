@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/agentfleet/agentfleet/pkg/dlq"
+	"github.com/agentfleet/agentfleet/pkg/taxonomy"
 )
 
 func replayFlags(fs *flag.FlagSet, o *cmdOpts) {
@@ -51,7 +52,9 @@ func runReplay(ctx context.Context, c *cmdCtx, pos []string) error {
 		// next replay count, and from there to the parked stream again).
 		sel.MaxReplays = math.MaxInt
 	}
-	if err := checkSelection(sel); err != nil {
+	// A class the taxonomy does not know is checked once the fleet is
+	// open (Fleet.checkClass): a typo is a usage error, not a refusal.
+	if err := checkSelection(sel); err != nil && taxonomy.Class(filter.Class).Valid() {
 		return err
 	}
 	rateV, conc := c.cfg.Replay.Rate, c.cfg.Replay.Concurrency
@@ -76,6 +79,12 @@ func runReplay(ctx context.Context, c *cmdCtx, pos []string) error {
 		return err
 	}
 	defer f.Close()
+	if err := f.checkClass(ctx, filter.Class); err != nil {
+		return err
+	}
+	if err := checkSelection(sel); err != nil {
+		return err
+	}
 	retErr := f.CheckRetention(ctx) // a refusal waits until a dry run printed its plan
 	var refused *HaltError
 	if retErr != nil && !errors.As(retErr, &refused) {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentfleet/agentfleet/internal/app"
 	"github.com/agentfleet/agentfleet/internal/worker"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
 	"github.com/agentfleet/agentfleet/pkg/dlq"
@@ -57,6 +58,12 @@ type Shown struct {
 	Session           *session.Key  `json:"session,omitempty"` // Session is the invocation's session, if known.
 	Events            []ShownEvent  `json:"events"`            // Events are the invocation's session events, shortened.
 	Effects           []ShownEffect `json:"effects"`           // Effects are the tool effects recorded for the invocation.
+	// StoresNotRead says that the fleet's stores could not be reached
+	// (Redis down: the stores check warned "stores not checked"), so the
+	// invocation record, the session events and the tool effects were not
+	// looked up: Record, Events and Effects are empty for that reason, not
+	// because there are none.
+	StoresNotRead bool `json:"stores_not_read,omitempty"`
 	// Problems lists look-ups that failed (the rest is still shown).
 	Problems []string `json:"problems,omitempty"`
 }
@@ -86,7 +93,9 @@ func runShow(ctx context.Context, c *cmdCtx, pos []string) error {
 // Show gathers an invocation's DLQ and parked entries, its invocation
 // record, its session events and its completed tool effects, at now (an
 // entry is replayable as a replay made then would take it: ListedEntry). It
-// returns ErrNotFound when none of them exists.
+// returns ErrNotFound when none of them exists. A fleet opened without its
+// stores (f.Stores nil: Redis out of reach) gets the entries only, with
+// StoresNotRead set and the look-ups left out named in Problems.
 func Show(ctx context.Context, f *Fleet, id string, now time.Time) (*Shown, error) {
 	sh := &Shown{InvocationID: id, Events: []ShownEvent{}, Effects: []ShownEffect{}}
 	sel, err := f.autoSelection(ctx, now, false)
@@ -119,7 +128,34 @@ func Show(ctx context.Context, f *Fleet, id string, now time.Time) (*Shown, erro
 			sh.Problems = append(sh.Problems, "parked stream: "+err.Error())
 		}
 	}
-	rec, err := f.Stores.Invocations.Get(ctx, id)
+	if f.Stores == nil {
+		// show during a Redis outage (found in review, twenty-second
+		// session): the entries need no store; say what was not looked up.
+		sh.StoresNotRead = true
+		sh.Problems = append(sh.Problems, "stores not checked: the invocation record, session events and tool effects were not looked up "+
+			"(the fleet's stores could not be reached); a replay may find tool effects already done")
+		sh.Session = sessionFromEntries(append(append([]ListedEntry(nil), sh.Entries...), sh.Parked...))
+	} else {
+		sh.readStores(ctx, f.Stores, id)
+	}
+	if err := f.CheckRetention(ctx); err != nil {
+		// show is how on-call looks into a misconfigured fleet: say it, go on.
+		sh.Problems = append(sh.Problems, "replay safety: "+err.Error())
+	}
+	if len(sh.Entries) == 0 && len(sh.Parked) == 0 && sh.Record == nil && len(sh.Events) == 0 && len(sh.Effects) == 0 {
+		if sh.StoresNotRead {
+			return nil, fmt.Errorf("%s: no DLQ or parked entry (the invocation record, session events and tool effects were not looked up: "+
+				"the fleet's stores could not be reached): %w", id, ErrNotFound)
+		}
+		return nil, fmt.Errorf("%s: no DLQ or parked entry, invocation record, session event or tool effect: %w", id, ErrNotFound)
+	}
+	return sh, nil
+}
+
+// readStores looks up the invocation's record, session events and tool
+// effects in st, noting in sh.Problems the look-ups that failed.
+func (sh *Shown) readStores(ctx context.Context, st *app.Stores, id string) {
+	rec, err := st.Invocations.Get(ctx, id)
 	switch {
 	case errors.Is(err, session.ErrInvocationNotFound):
 	case err != nil:
@@ -138,7 +174,7 @@ func Show(ctx context.Context, f *Fleet, id string, now time.Time) (*Shown, erro
 		sh.Session = sessionFromEntries(append(append([]ListedEntry(nil), sh.Entries...), sh.Parked...))
 	}
 	if sh.Session != nil {
-		s, err := f.Stores.Sessions.Get(ctx, *sh.Session)
+		s, err := st.Sessions.Get(ctx, *sh.Session)
 		switch {
 		case errors.Is(err, session.ErrNotFound):
 		case err != nil:
@@ -149,7 +185,7 @@ func Show(ctx context.Context, f *Fleet, id string, now time.Time) (*Shown, erro
 			}
 		}
 	}
-	effects, err := f.Stores.Idempotency.Effects(ctx, id)
+	effects, err := st.Idempotency.Effects(ctx, id)
 	if err != nil {
 		sh.Problems = append(sh.Problems, "tool effects: "+err.Error())
 	}
@@ -161,14 +197,6 @@ func Show(ctx context.Context, f *Fleet, id string, now time.Time) (*Shown, erro
 		}
 		sh.Effects = append(sh.Effects, se)
 	}
-	if err := f.CheckRetention(ctx); err != nil {
-		// show is how on-call looks into a misconfigured fleet: say it, go on.
-		sh.Problems = append(sh.Problems, "replay safety: "+err.Error())
-	}
-	if len(sh.Entries) == 0 && len(sh.Parked) == 0 && sh.Record == nil && len(sh.Events) == 0 && len(sh.Effects) == 0 {
-		return nil, fmt.Errorf("%s: no DLQ or parked entry, invocation record, session event or tool effect: %w", id, ErrNotFound)
-	}
-	return sh, nil
 }
 
 // inProgressNote tells on-call what an in-progress effect means: its
@@ -279,6 +307,16 @@ func (sh *Shown) Write(w io.Writer, now time.Time) {
 			fmt.Fprintf(w, ", error: %s", sh.Record.Error)
 		}
 		fmt.Fprintln(w)
+	}
+	if sh.StoresNotRead {
+		if sh.Session != nil {
+			fmt.Fprintf(w, "\nsession %s/%s/%s: events NOT LOOKED UP (stores not reached)\n", sh.Session.App, sh.Session.UserID, sh.Session.SessionID)
+		}
+		fmt.Fprintln(w, "\ninvocation record and tool effects: NOT LOOKED UP (stores not reached): some tools may have completed; run show again once the stores answer")
+		for _, p := range sh.Problems {
+			fmt.Fprintf(w, "WARNING: %s\n", p)
+		}
+		return
 	}
 	if sh.Session != nil {
 		fmt.Fprintf(w, "\nsession %s/%s/%s: %d events of this invocation\n", sh.Session.App, sh.Session.UserID, sh.Session.SessionID, len(sh.Events))

@@ -43,13 +43,14 @@ type Stats struct {
 	NeedPerson int `json:"need_person"` // NeedPerson counts entries that need a person.
 	// Bad counts entries that cannot be decoded.
 	Bad int `json:"bad"`
-	// Parked counts entries in the parked stream.
+	// Parked counts the entries of the parked stream that the filter
+	// selects (bad ones too): all of them without a filter.
 	Parked uint64 `json:"parked"`
 }
 
-// CollectStats walks the DLQ (filtered) without changing it. by
-// (Fleet.autoSelection) says which entries a replay or drain handles by
-// itself.
+// CollectStats walks the DLQ (filtered) without changing it, and counts
+// the parked entries the same filter selects. by (Fleet.autoSelection)
+// says which entries a replay or drain handles by itself.
 func CollectStats(ctx context.Context, f *Fleet, filter dlq.Filter, by Selection) (*Stats, error) {
 	type key struct{ class, agent string }
 	rows := map[key]*StatsRow{}
@@ -103,10 +104,34 @@ func CollectStats(ctx context.Context, f *Fleet, filter dlq.Filter, by Selection
 		return a.Agent < b.Agent
 	})
 	var err error
-	if st.Parked, err = f.Parked.Count(ctx); err != nil {
+	if st.Parked, err = parkedCount(ctx, f, filter); err != nil {
 		return nil, err
 	}
 	return st, nil
+}
+
+// parkedCount counts the parked entries filter selects: the stream's
+// message count without a filter, a walk of the parked stream with one
+// (found in review, twenty-second session: `stats --class SERVER` counted
+// every parked entry, of any class and agent).
+func parkedCount(ctx context.Context, f *Fleet, filter dlq.Filter) (uint64, error) {
+	if filter == filterZero {
+		return f.Parked.Count(ctx)
+	}
+	if ok, err := f.Parked.Exists(ctx); err != nil || !ok {
+		if err != nil {
+			err = fmt.Errorf("parked stream: %w", err)
+		}
+		return 0, err
+	}
+	var n uint64
+	for it, err := range f.Parked.Reader().List(ctx, filter) {
+		if it == nil {
+			return 0, fmt.Errorf("parked stream: %w", err)
+		}
+		n++
+	}
+	return n, nil
 }
 
 // Write prints the stats table.
@@ -160,6 +185,9 @@ func runStats(ctx context.Context, c *cmdCtx, pos []string) error {
 		return err
 	}
 	defer f.Close()
+	if err := f.checkClass(ctx, filter.Class); err != nil {
+		return err
+	}
 	st, err := CollectStats(ctx, f, filter, c.replayableBy(ctx, f, false))
 	if err != nil {
 		return err
