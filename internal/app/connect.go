@@ -76,7 +76,7 @@ func ConnectNATS(cfg config.NATS, name string, log zerolog.Logger) (*nats.Conn, 
 	}
 	nc, err := nats.Connect(cfg.URL, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("nats: connect %s: %w", config.RedactURL(cfg.URL), config.RedactConnectError(err, cfg.URL))
+		return nil, fmt.Errorf("nats: connect %s: %w", config.RedactNATSURL(cfg.URL), config.RedactConnectError(err, cfg.URL))
 	}
 	return nc, nil
 }
@@ -112,7 +112,8 @@ func (e *Embedded) Close() {
 // under cfg.DataDir, listening on 127.0.0.1:cfg.Port (-1: a free port; 0:
 // config.DefaultEmbeddedPort, 4223). It first takes an exclusive lock on
 // the data dir (a file lock, released by Close or when the process ends)
-// and fails with ErrDataDirInUse if another embedded server holds it.
+// and fails with ErrDataDirInUse if another embedded server holds it. A
+// data dir that cannot be created is an error matching ErrBadConfig.
 func StartEmbedded(cfg config.Embedded, log zerolog.Logger) (*Embedded, error) {
 	cfg = cfg.WithDefaults()
 	dir, err := filepath.Abs(cfg.DataDir)
@@ -120,7 +121,11 @@ func StartEmbedded(cfg config.Embedded, log zerolog.Logger) (*Embedded, error) {
 		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return nil, fmt.Errorf("embedded: data dir: %w", err)
+		// A data dir that cannot be created (under a regular file, on a
+		// read-only volume, without permission) fails the same way on
+		// every start: bad configuration, exit 2 (found in review,
+		// twenty-second session: exit 1, restarted for ever).
+		return nil, fmt.Errorf("%w: embedded.data_dir: %w", ErrBadConfig, err)
 	}
 	lock := flock.New(filepath.Join(dir, embeddedLockFile))
 	locked, err := lock.TryLock()

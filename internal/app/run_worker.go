@@ -96,7 +96,7 @@ func Connect(ctx context.Context, cfg config.Worker, log zerolog.Logger) (*Infra
 		inf.close = append(inf.close, srv.Close)
 		url = srv.ClientURL()
 	} else {
-		log.Info().Str("mode", "external").Str("url", config.RedactURL(url)).Msg("connecting to NATS")
+		log.Info().Str("mode", "external").Str("url", config.RedactNATSURL(url)).Msg("connecting to NATS")
 	}
 	ncfg := cfg.NATS
 	ncfg.URL = url
@@ -287,7 +287,10 @@ func (r *Running) Wait() error {
 	return err
 }
 
-// StartWorker connects, builds the agent and starts consuming in the
+// StartWorker checks what the configuration derives (CheckDerived) and
+// builds the model provider (Provider) before anything connects, so a
+// configuration that can never work is an error matching ErrBadConfig at
+// once; then it connects, builds the agent and starts consuming in the
 // background until ctx ends. With a metrics address it serves /metrics,
 // /healthz and /readyz (NATS connected, stores answering, the worker
 // fetching: not ready while its fetches fail and from the end of ctx on)
@@ -305,6 +308,15 @@ func StartWorker(ctx context.Context, cfg config.Worker, getenv func(string) str
 	}
 	ev.Int("concurrency", cfg.Worker.Concurrency).Msg("agentfleet worker starting")
 	if err := CheckDerived(cfg); err != nil {
+		return nil, err
+	}
+	// The provider is built before anything connects: a model setting
+	// that can never work (simulated faults that do not parse, a missing
+	// API key, a base URL that does not parse) is bad configuration, found
+	// at once, not after waiting for NATS for ever (found in review,
+	// twenty-second session).
+	provider, err := Provider(ctx, cfg.Model, getenv, log)
+	if err != nil {
 		return nil, err
 	}
 
@@ -326,10 +338,6 @@ func StartWorker(ctx context.Context, cfg config.Worker, getenv func(string) str
 	am := agent.NewMetrics(reg)
 	cm := cooldown.NewMetrics(reg)
 
-	provider, err := Provider(ctx, cfg.Model, getenv, log)
-	if err != nil {
-		return nil, err
-	}
 	chain, err := ModelChain(provider, cfg.Model, inf.Stores.Cooldown, cfg.Cooldown, tm, cm)
 	if err != nil {
 		return nil, err

@@ -155,9 +155,11 @@ func setValue(v reflect.Value, s string) error {
 //
 //   - a password is replaced by REDACTED, the user name kept;
 //   - a user name without a password is replaced too when the URL is a NATS
-//     server URL (scheme nats, tls, ws or wss, or no scheme, which nats.go
-//     reads as nats://): nats.go sends it as the CONNECT auth token
-//     ("nats://TOKEN@host"), so it is the credential itself;
+//     server URL (scheme nats, tls, ws, wss or tcp, or no scheme, which
+//     nats.go reads as nats://): nats.go sends it as the CONNECT auth token
+//     ("nats://TOKEN@host"), so it is the credential itself (a nats.url
+//     may have any other scheme too: RedactNATSURL redacts it whatever the
+//     scheme);
 //   - a user name without a password in any other URL is kept: in
 //     redis:// and rediss:// it is the Redis ACL user name, not a secret,
 //     and an operator needs it to tell which user failed.
@@ -273,13 +275,37 @@ func redactListPart(p string, listHasUserInfo bool) string {
 const redacted = "REDACTED"
 
 // natsScheme reports whether scheme (lower case, as url.Parse returns it)
-// is one of the schemes nats.go connects with.
+// is one of the schemes nats.go connects with and no other client reads:
+// nats, tls, ws, wss and tcp (nats.go dials any scheme but tls, ws and
+// wss as plain TCP, and docker-style configurations write tcp://; found in
+// review, twenty-second session: a token in a tcp:// nats.url was logged).
 func natsScheme(scheme string) bool {
 	switch scheme {
-	case "nats", "tls", "ws", "wss":
+	case "nats", "tls", "ws", "wss", "tcp":
 		return true
 	}
 	return false
+}
+
+// RedactNATSURL is RedactURL for a nats.url (a server URL or a
+// comma-separated list of them), read as nats.go reads it: split at every
+// comma, and a user name without a password in any server's URL is the
+// CONNECT auth token whatever the scheme (nats.go sends it for every scheme
+// CheckNATSURL accepts, "foo://TOKEN@host" included), so it is replaced.
+// Use it, not RedactURL, for every nats.url.
+func RedactNATSURL(s string) string {
+	parts := strings.Split(s, ",")
+	hasAt := strings.Contains(s, "@")
+	for i, p := range parts {
+		scheme, rest, ok := strings.Cut(p, "://")
+		if !ok || natsScheme(strings.ToLower(scheme)) {
+			parts[i] = redactListPart(p, hasAt)
+			continue
+		}
+		// Redacted as a nats:// URL, then given its own scheme back.
+		parts[i] = scheme + "://" + strings.TrimPrefix(redactListPart("nats://"+rest, hasAt), "nats://")
+	}
+	return strings.Join(parts, ",")
 }
 
 // RedactURLError returns err with the text of the *url.Error in it (the

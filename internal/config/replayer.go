@@ -235,6 +235,6 @@ func (c Replayer) Redacted() Replayer {
 		c.Redis.Password = "REDACTED"
 	}
 	c.Redis.URL = RedactURL(c.Redis.URL)
-	c.NATS.URL = RedactURL(c.NATS.URL)
+	c.NATS.URL = RedactNATSURL(c.NATS.URL)
 	return c
 }

@@ -25,7 +25,7 @@ import (
 // Connecting with such a URL fails on every try, so a worker that took it
 // for a NATS server that is down would retry for ever, never ready and
 // never saying why: it is bad configuration (found in review, eighteenth
-// session). The URLs in the errors are redacted (RedactURL).
+// session). The URLs in the errors are redacted (RedactNATSURL).
 func CheckNATSURL(s string) error {
 	var errs []error
 	servers, ws := 0, 0
@@ -41,18 +41,18 @@ func CheckNATSURL(s string) error {
 		}
 		u, err := url.Parse(full)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("server %s: %w", RedactURL(p), RedactConnectError(err, p)))
+			errs = append(errs, fmt.Errorf("server %s: %w", RedactNATSURL(p), RedactConnectError(err, p)))
 			continue
 		}
 		if foreignScheme(u.Scheme) {
-			errs = append(errs, fmt.Errorf("server %s: scheme %q is another protocol's (nats.go would speak NATS to it): want nats, tls, ws, wss or none (nats://)", RedactURL(p), u.Scheme))
+			errs = append(errs, fmt.Errorf("server %s: scheme %q is another protocol's (nats.go would speak NATS to it): want nats, tls, ws, wss or none (nats://)", RedactNATSURL(p), u.Scheme))
 			continue
 		}
 		if u.Scheme == "ws" || u.Scheme == "wss" {
 			ws++
 		}
 		if err := checkPort(u.Port()); err != nil {
-			errs = append(errs, fmt.Errorf("server %s: %w", RedactURL(p), err))
+			errs = append(errs, fmt.Errorf("server %s: %w", RedactNATSURL(p), err))
 		}
 	}
 	switch {

@@ -89,3 +89,27 @@ func TestValidateRefusesMalformedURLs(t *testing.T) {
 		t.Errorf("replayer: Validate = %v, want errors naming nats.url and redis.url", err)
 	}
 }
+
+// RedactNATSURL hides a token (a user name without a password) in every
+// server of a nats.url, whatever its scheme: nats.go sends it as the
+// CONNECT auth token for every scheme CheckNATSURL accepts. The host and
+// the scheme are kept.
+func TestRedactNATSURLHidesTokensWhateverTheScheme(t *testing.T) {
+	const tok = "s3cr3t-tok"
+	for _, in := range []string{
+		"tcp://" + tok + "@h:4222", "TCP://" + tok + "@h:4222", "foo://" + tok + "@h:4222",
+		"nats://" + tok + "@h:4222", tok + "@h:4222", "nats://a@h1:4222,foo://" + tok + "@h2:4222",
+		"foo://u:" + tok + "@h:4222",
+	} {
+		got := config.RedactNATSURL(in)
+		if strings.Contains(got, tok) {
+			t.Errorf("RedactNATSURL(%q) = %q: the token is kept", in, got)
+		}
+		if !strings.Contains(got, "@h") {
+			t.Errorf("RedactNATSURL(%q) = %q: the host is gone", in, got)
+		}
+	}
+	if got := config.RedactNATSURL("foo://h:4222,nats://h2:4222"); got != "foo://h:4222,nats://h2:4222" {
+		t.Errorf("RedactNATSURL changed a URL without user info: %q", got)
+	}
+}

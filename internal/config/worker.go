@@ -298,7 +298,7 @@ func (c Worker) Validate() error {
 		// Embedded mode connects to its own server: the URL would be
 		// ignored, and the worker would consume nothing from it while
 		// reporting ready.
-		add("nats.url (%s) is set and embedded.enabled is on: set one or the other", RedactURL(c.NATS.URL))
+		add("nats.url (%s) is set and embedded.enabled is on: set one or the other", RedactNATSURL(c.NATS.URL))
 	}
 	if !c.Embedded.Enabled {
 		// The embedded server is connected to without them.
@@ -447,13 +447,16 @@ func checkURLs(n NATS, r Redis) []error {
 	return errs
 }
 
-// Redacted returns a copy with passwords removed from fields and URLs, for
+// Redacted returns a copy with passwords removed from fields and URLs
+// (nats.url, redis.url, model.openai_base_url, model.gemini_base_url), for
 // logging.
 func (c Worker) Redacted() Worker {
 	if c.Redis.Password != "" {
 		c.Redis.Password = "REDACTED"
 	}
 	c.Redis.URL = RedactURL(c.Redis.URL)
-	c.NATS.URL = RedactURL(c.NATS.URL)
+	c.NATS.URL = RedactNATSURL(c.NATS.URL)
+	c.Model.OpenAIBaseURL = RedactURL(c.Model.OpenAIBaseURL)
+	c.Model.GeminiBaseURL = RedactURL(c.Model.GeminiBaseURL)
 	return c
 }
