@@ -1,6 +1,10 @@
 package tool
 
 import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -371,8 +375,9 @@ func trimAndCap(s string) string {
 }
 
 // Sanitize returns a copy of an error map with every string (also inside
-// nested maps and slices) passed through SanitizeString, nesting capped at
-// four levels. Maps that are not error maps are returned unchanged. The agent
+// nested maps and slices, of any Go type) passed through SanitizeString,
+// nesting capped at four levels; numbers (json.Number included) and bools
+// are kept, and any other value is sanitised as its JSON form would be. Maps that are not error maps are returned unchanged. The agent
 // loop applies it to every error map before the model sees it.
 func Sanitize(m map[string]any) map[string]any {
 	if !IsErrorMap(m) {
@@ -471,9 +476,108 @@ func sanitizeValue(v any, depth int) any {
 		return out
 	case nil, bool, int, int32, int64, uint, uint32, uint64, float32, float64:
 		return x
+	case json.Number:
+		if isJSONNumber(x) {
+			return x
+		}
+		return SanitizeString(string(x))
 	default:
+		return sanitizeReflect(reflect.ValueOf(v), depth)
+	}
+}
+
+var (
+	jsonMarshalerType = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
+// sanitizeReflect is sanitizeValue for any other Go value, giving what
+// sanitising its JSON form would give: a map with string keys, a slice or
+// an array has its elements sanitised (a nil one is nil), a named string is
+// sanitised, a bool or a number is kept (as its base type), and a value
+// JSON writes its own way (a struct, a []byte, a type with a MarshalJSON or
+// MarshalText method, a map with other keys) is encoded, decoded and
+// sanitised. What JSON cannot encode is "[redacted]".
+func sanitizeReflect(rv reflect.Value, depth int) any {
+	for i := 0; rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface; i++ {
+		if rv.IsNil() {
+			return nil
+		}
+		if t := rv.Type(); t.Implements(jsonMarshalerType) || t.Implements(textMarshalerType) {
+			return sanitizeViaJSON(rv.Interface(), depth)
+		}
+		if i == 8 { // a pointer to itself
+			return redacted
+		}
+		rv = rv.Elem()
+	}
+	if t := rv.Type(); t.Implements(jsonMarshalerType) || t.Implements(textMarshalerType) {
+		return sanitizeViaJSON(rv.Interface(), depth)
+	}
+	switch rv.Kind() {
+	case reflect.String:
+		return SanitizeString(rv.String())
+	case reflect.Bool:
+		return rv.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return rv.Int()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return rv.Uint()
+	case reflect.Float32:
+		return float32(rv.Float())
+	case reflect.Float64:
+		return rv.Float()
+	case reflect.Map:
+		if rv.Type().Key().Kind() != reflect.String {
+			return sanitizeViaJSON(rv.Interface(), depth)
+		}
+		if rv.IsNil() {
+			return nil
+		}
+		m := make(map[string]any, rv.Len())
+		for it := rv.MapRange(); it.Next(); {
+			m[it.Key().String()] = it.Value().Interface()
+		}
+		return sanitizeValue(m, depth)
+	case reflect.Slice, reflect.Array:
+		if rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() == reflect.Uint8 {
+			return sanitizeViaJSON(rv.Interface(), depth) // base64, or the elements' own form
+		}
+		if rv.Kind() == reflect.Slice && rv.IsNil() {
+			return nil
+		}
+		s := make([]any, rv.Len())
+		for i := range s {
+			s[i] = rv.Index(i).Interface()
+		}
+		return sanitizeValue(s, depth)
+	case reflect.Struct:
+		return sanitizeViaJSON(rv.Interface(), depth)
+	}
+	return redacted
+}
+
+// sanitizeViaJSON sanitises v's JSON form (numbers as json.Number), or
+// returns "[redacted]" when v does not encode.
+func sanitizeViaJSON(v any, depth int) any {
+	raw, err := json.Marshal(v)
+	if err != nil {
 		return redacted
 	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var d any
+	if dec.Decode(&d) != nil {
+		return redacted
+	}
+	return sanitizeValue(d, depth)
+}
+
+// isJSONNumber reports whether n is a JSON number literal, as json.Marshal
+// requires of a json.Number.
+func isJSONNumber(n json.Number) bool {
+	s := string(n)
+	return s != "" && (s[0] == '-' || ('0' <= s[0] && s[0] <= '9')) && strings.TrimSpace(s) == s && json.Valid([]byte(s))
 }
 
 // sentenceWords are words that follow "password:" (or another secret's

@@ -3,9 +3,12 @@ package tool
 import (
 	"bytes"
 	"context"
+	"encoding"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -29,13 +32,18 @@ type Func[Args, Result any] struct {
 
 // NewFunc builds a Tool from fn. Result may be map[string]any or any type
 // that marshals to a JSON object. A name the providers refuse (CheckName)
-// is an error matching ErrInvalidName.
+// is an error matching ErrInvalidName. Args may not use the json tag option
+// ",string" (at any depth): the inferred schema would declare the field's
+// own type while the decoder wants it quoted, so no call could succeed.
 func NewFunc[Args, Result any](name, description string, fn func(ctx context.Context, args Args) (Result, error)) (*Func[Args, Result], error) {
 	if name == "" || fn == nil {
 		return nil, fmt.Errorf("tool: NewFunc needs a name and a function")
 	}
 	if err := CheckName(name); err != nil {
 		return nil, fmt.Errorf("tool: NewFunc: %w", err)
+	}
+	if err := checkNoStringOption(reflect.TypeFor[Args](), "", map[reflect.Type]bool{}); err != nil {
+		return nil, fmt.Errorf("tool %s: %w", name, err)
 	}
 	schema, err := jsonschema.For[Args](nil)
 	if err != nil {
@@ -94,7 +102,7 @@ func (f *Func[Args, Result]) Run(ctx context.Context, args map[string]any) (map[
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&a); err != nil {
-		return nil, &ArgumentError{Tool: f.name, Detail: SanitizeString(err.Error())}
+		return nil, &ArgumentError{Tool: f.name, Detail: decodeErrorDetail(err)}
 	}
 	res, err := f.fn(ctx, a)
 	if err != nil {
@@ -104,7 +112,9 @@ func (f *Func[Args, Result]) Run(ctx context.Context, args map[string]any) (map[
 }
 
 // ToMap converts a tool result to a map: a map[string]any is returned as
-// is; anything else must marshal to a JSON object.
+// is; anything else must marshal to a JSON object (a nil pointer, which
+// marshals to null, is an error). Numbers are kept as json.Number, so an
+// integer beyond 2^53 (an id) keeps its digits.
 func ToMap(v any) (map[string]any, error) {
 	if m, ok := v.(map[string]any); ok {
 		return m, nil
@@ -113,9 +123,115 @@ func ToMap(v any) (map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool: encode result: %w", err)
 	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
 	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("tool: result is not a JSON object: %w", err)
 	}
+	if m == nil {
+		return nil, errors.New("tool: result is not a JSON object: null")
+	}
 	return m, nil
+}
+
+// checkNoStringOption returns an error for a field of t (a struct, or
+// reached from one through pointers, slices, arrays and maps) whose json
+// tag has the ",string" option. path is the argument path of t; seen
+// stops recursive types.
+func checkNoStringOption(t reflect.Type, path string, seen map[reflect.Type]bool) error {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || seen[t] {
+		return nil
+	}
+	seen[t] = true
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if !sf.IsExported() && !sf.Anonymous {
+			continue
+		}
+		tag := sf.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = sf.Name
+		}
+		if path != "" {
+			name = path + "." + name
+		}
+		for o := range strings.SplitSeq(opts, ",") {
+			if o == "string" {
+				return fmt.Errorf("argument %s: the json option \",string\" is not supported (the schema would not say the value is quoted)", name)
+			}
+		}
+		sub := name
+		if sf.Anonymous && (tag == "" || strings.HasPrefix(tag, ",")) {
+			sub = path // an embedded struct's fields are the outer struct's
+		}
+		if err := checkNoStringOption(sf.Type, sub, seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeErrorDetail says what is wrong with arguments encoding/json could
+// not decode, naming the argument but no Go type, field or package.
+func decodeErrorDetail(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		arg := "arguments"
+		if te.Field != "" {
+			arg = "argument " + te.Field
+		}
+		return SanitizeString(arg + ": want " + jsonKindOf(te.Type))
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return "arguments are not JSON"
+	}
+	msg := err.Error()
+	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return SanitizeString("unknown argument " + f)
+	}
+	// An UnmarshalJSON method's own error.
+	return SanitizeString(strings.TrimPrefix(msg, "json: "))
+}
+
+// jsonKindOf describes what JSON value decodes into t, with the range of a
+// numeric type.
+func jsonKindOf(t reflect.Type) string {
+	if t == nil {
+		return "another type"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(reflect.TypeFor[encoding.TextUnmarshaler]()) {
+		return "a string"
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		bits := t.Bits()
+		return fmt.Sprintf("an integer in range [%d, %d]", int64(-1)<<(bits-1), int64(uint64(1)<<(bits-1)-1))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return fmt.Sprintf("an integer in range [0, %d]", uint64(1)<<(t.Bits()-1)<<1-1)
+	case reflect.Float32:
+		return "a number in range [-3.4e38, 3.4e38]"
+	case reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "another type"
 }

@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -163,8 +164,13 @@ func (m *Model) Name() string { return m.name }
 // Simulated reports true: the model is simulated. Wiring code may log it.
 func (m *Model) Simulated() bool { return true }
 
-// Config returns the model's effective configuration.
-func (m *Model) Config() Config { return m.cfg }
+// Config returns the model's effective configuration. Its Faults is a
+// copy: writing to it does not change the model.
+func (m *Model) Config() Config {
+	c := m.cfg
+	c.Faults = maps.Clone(m.cfg.Faults)
+	return c
+}
 
 // Stats returns a snapshot of the counters.
 func (m *Model) Stats() Stats {
