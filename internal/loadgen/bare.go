@@ -31,7 +31,7 @@ func runBare(ctx context.Context, e *env, cfg Config) (*Phase, error) {
 	for k := range cfg.Workers {
 		nc, err := nats.Connect(e.natsURL, nats.Name(fmt.Sprintf("loadgen-bare-%d", k)))
 		if err != nil {
-			return nil, fmt.Errorf("loadgen: bare: connect %s: %w", config.RedactURL(e.natsURL), config.RedactConnectError(err, e.natsURL))
+			return nil, fmt.Errorf("loadgen: bare: connect %s: %w", config.RedactNATSURL(e.natsURL), config.RedactConnectError(err, e.natsURL))
 		}
 		defer nc.Close()
 		js, err := jetstream.New(nc)

@@ -72,7 +72,7 @@ func openEnv(ctx context.Context, cfg Config) (_ *env, err error) {
 	}
 	nc, err := nats.Connect(e.natsURL, nats.Name("loadgen-"+e.run))
 	if err != nil {
-		return nil, fmt.Errorf("loadgen: connect %s: %w", config.RedactURL(e.natsURL), config.RedactConnectError(err, e.natsURL))
+		return nil, fmt.Errorf("loadgen: connect %s: %w", config.RedactNATSURL(e.natsURL), config.RedactConnectError(err, e.natsURL))
 	}
 	e.nc = nc
 	if e.js, err = jetstream.New(nc); err != nil {

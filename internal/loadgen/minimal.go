@@ -242,7 +242,7 @@ func runMinimal(ctx context.Context, e *env, cfg Config, name string) (*Phase, e
 	for k := range cfg.Workers {
 		nc, err := nats.Connect(e.natsURL, nats.Name(fmt.Sprintf("loadgen-minimal-%d", k)))
 		if err != nil {
-			return nil, fmt.Errorf("loadgen: minimal: connect %s: %w", config.RedactURL(e.natsURL), config.RedactConnectError(err, e.natsURL))
+			return nil, fmt.Errorf("loadgen: minimal: connect %s: %w", config.RedactNATSURL(e.natsURL), config.RedactConnectError(err, e.natsURL))
 		}
 		defer nc.Close()
 		js, err := jetstream.New(nc)

@@ -430,7 +430,7 @@ func (r *Report) WriteJSON(path string) error {
 func newReport(cfg Config, e *env) *Report {
 	r := &Report{
 		Provider: "SIMULATED model provider (pkg/providers/sim, no faults)", Mode: "throughput",
-		NATS: config.RedactURL(e.natsURL), N: cfg.N, Workers: cfg.Workers, Processes: cfg.Processes, Concurrency: cfg.Concurrency, Window: cfg.Window,
+		NATS: config.RedactNATSURL(e.natsURL), N: cfg.N, Workers: cfg.Workers, Processes: cfg.Processes, Concurrency: cfg.Concurrency, Window: cfg.Window,
 		Rounds:    cfg.Rounds,
 		LatencyMS: ms(cfg.Latency), GOMAXPROCS: runtime.GOMAXPROCS(0), NumCPU: runtime.NumCPU(), StartedAt: time.Now().UTC(),
 		GOGC: os.Getenv("GOGC"), GOMEMLIMIT: os.Getenv("GOMEMLIMIT"),
@@ -440,7 +440,7 @@ func newReport(cfg Config, e *env) *Report {
 		r.Mode = "inflight"
 	}
 	if e.srv != nil {
-		r.NATS, r.Stores = "embedded "+config.RedactURL(e.natsURL), "nats-kv"
+		r.NATS, r.Stores = "embedded "+config.RedactNATSURL(e.natsURL), "nats-kv"
 	} else {
 		// Redacted: the report goes to stdout and to the --out file, kept
 		// and shared (found in review, twentieth session).

@@ -170,7 +170,7 @@ func connect(g *globals) (*nats.Conn, *client.Client, error) {
 	if err != nil {
 		// The URL may carry a token or a password, and nats.go's error
 		// may quote it: neither reaches the terminal (or a CI log).
-		return nil, nil, fmt.Errorf("connect to %s: %w", config.RedactURL(g.natsURL), config.RedactConnectError(err, g.natsURL))
+		return nil, nil, fmt.Errorf("connect to %s: %w", config.RedactNATSURL(g.natsURL), config.RedactConnectError(err, g.natsURL))
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
