@@ -125,6 +125,13 @@ func openNATSStores(ctx context.Context, cfg config.Worker, js jetstream.JetStre
 	if err != nil {
 		return nil, fmt.Errorf("app: lock bucket: %w", err)
 	}
+	// Every Acquire would refuse a longer lease: each request Nak'ed as an
+	// infrastructure failure for ever, never dead-lettered (found in
+	// review, twenty-second session).
+	if l := cfg.Worker.SessionLease; l > locker.MaxLease() {
+		return nil, fmt.Errorf("%w: worker.session_lease %v exceeds the session lock bucket's max age %v: want a shorter lease (default 30s)",
+			ErrBadConfig, l, locker.MaxLease())
+	}
 	invs, err := natssession.NewInvocations(ctx, js, nc)
 	if err != nil {
 		return nil, fmt.Errorf("app: invocation bucket: %w", err)

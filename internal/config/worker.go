@@ -242,6 +242,11 @@ type Idempotency struct {
 // (idempotency.Wrap panics on it).
 const MinIdempotencyLease = time.Second
 
+// MinSessionLease is the shortest worker.session_lease Validate accepts,
+// for the reason MinIdempotencyLease is: the lease is renewed while the
+// invocation runs, each renewal a round trip to the store.
+const MinSessionLease = time.Second
+
 // Defaults of worker.tool_timeout and model.retry.attempt_timeout, equal to
 // agent.DefaultToolTimeout and retry.DefaultAttemptTimeout (internal/app's
 // tests check): written here so that this package does not import the
@@ -338,6 +343,12 @@ func (c Worker) Validate() error {
 		// idempotency.Wrap panicked on the renewal interval (lease/3 = 0).
 		add("idempotency.lease %v is too short to renew: the lease is renewed every third of it, each time a round trip to the store, "+
 			"and the tool is cancelled shortly before an unrenewed lease ends; want at least %v (default 30s)", l, MinIdempotencyLease)
+	}
+	if l := c.Worker.SessionLease; l > 0 && l < MinSessionLease {
+		// Found in review, twenty-second session: 1ns passed, a lock
+		// lost before the run's first step.
+		add("worker.session_lease %v is too short to renew: the lock is renewed while the invocation runs, each time a round trip to the store; "+
+			"want at least %v (default 30s)", l, MinSessionLease)
 	}
 	if c.Worker.BusyRequeueAfter == 1 {
 		add("worker.busy_requeue_after 1 would requeue a busy session's message at once, without waiting worker.busy_delay (a spin): " +

@@ -61,6 +61,11 @@ func NewLocker(ctx context.Context, js jetstream.JetStream, cfg Config) (*Locker
 	return &Locker{kv: kv, js: js, cfg: cfg, now: time.Now}, nil
 }
 
+// MaxLease is the longest lease Acquire and Renew accept: the lock bucket's
+// max age (an existing bucket's own), which would otherwise remove a held
+// lock.
+func (l *Locker) MaxLease() time.Duration { return l.cfg.LockMaxAge }
+
 // Acquire implements session.Locker.
 func (l *Locker) Acquire(ctx context.Context, key session.Key, owner string, lease time.Duration) (*session.Lease, error) {
 	if err := l.checkArgs(key, owner, lease, true); err != nil {
