@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
@@ -36,7 +37,8 @@ type Line struct {
 }
 
 // batchLine is the JSON of a line: a request envelope, optionally with the
-// shortcut "text" for a user message of one text part.
+// shortcut "text" for a user message of one text part (instead of
+// "message", not with it).
 type batchLine struct {
 	envelope.Request
 	Text string `json:"text,omitempty"`
@@ -44,9 +46,9 @@ type batchLine struct {
 
 // ParseBatch reads a JSON Lines batch file. Each non-blank line that does
 // not start with '#' is a request envelope (v may be omitted; "text" may
-// stand for the message). A line without invocation_id gets
-// DeriveInvocationID of its content, so running the same file again yields
-// the same ids. Lines that are not valid requests, including a line longer
+// stand for the message, and a line giving both is refused). A line
+// without invocation_id gets DeriveInvocationID of its content, so running
+// the same file again yields the same ids. Lines that are not valid requests, including a line longer
 // than maxLineSize and a request larger than a request envelope may be
 // (envelope.DefaultMaxSize), are returned with Err set and the rest of the
 // file is still read; only a read error fails the whole parse. A UTF-8 byte
@@ -109,7 +111,9 @@ func parseLine(no int, raw []byte) Line {
 	}
 	var bl batchLine
 	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(&bl); err != nil {
+	err := dec.Decode(&bl)
+	var te *json.UnmarshalTypeError
+	if err != nil && !errors.As(err, &te) {
 		return Line{No: no, Err: &envelope.InvalidError{Reason: "not a JSON request object: " + err.Error()}}
 	}
 	// Only white space may follow the object (Decoder.More is false before
@@ -117,8 +121,26 @@ func parseLine(no int, raw []byte) Line {
 	if rest := bytes.TrimSpace(raw[dec.InputOffset():]); len(rest) > 0 {
 		return Line{No: no, Err: &envelope.InvalidError{Reason: "more than one JSON value on the line, or text after the request"}}
 	}
+	// What the worker refuses (envelope.DecodeRequest) is refused here
+	// too: a member naming a field in other case ("User_ID", which
+	// encoding/json reads as user_id), a member given twice, and an
+	// escaped lone surrogate ("\ud83d", read as U+FFFD: two lines that
+	// differ only there would get one derived id).
+	if err := envelope.CheckJSON(raw, "text"); err != nil {
+		return Line{No: no, Err: err}
+	}
+	if te != nil {
+		// "field user_id: want a string, got number", as the worker
+		// says it (encoding/json names the embedded struct too).
+		te.Field = strings.TrimPrefix(te.Field, "Request.")
+		return Line{No: no, Err: envelope.TypeError(te)}
+	}
 	req := bl.Request
-	if req.Message == nil && bl.Text != "" {
+	if bl.Text != "" {
+		if req.Message != nil {
+			// Sending one would drop the other without a word.
+			return Line{No: no, Err: &envelope.InvalidError{Reason: "give either text or message, not both"}}
+		}
 		req.Message = model.NewTextContent(model.RoleUser, bl.Text)
 	}
 	if req.V == 0 {

@@ -3,7 +3,11 @@ package envelope
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
@@ -87,7 +91,11 @@ func invalid(format string, args ...any) error {
 }
 
 // DecodeRequest decodes and validates a request envelope. maxSize <= 0 means
-// DefaultMaxSize. Every failure is an *InvalidError.
+// DefaultMaxSize. Every failure is an *InvalidError. Field names are read
+// as the contract writes them: an unknown member is ignored, but one that
+// names a field in other case ("User_ID"), a member given twice and an
+// escaped lone surrogate are refused (see CheckJSON), and a member of the
+// wrong type is refused with a reason naming it.
 func DecodeRequest(data []byte, maxSize int) (*Request, error) {
 	if maxSize <= 0 {
 		maxSize = DefaultMaxSize
@@ -106,13 +114,255 @@ func DecodeRequest(data []byte, maxSize int) (*Request, error) {
 		return nil, invalid("request is not valid UTF-8 (JSON must be)")
 	}
 	var r Request
-	if err := json.Unmarshal(data, &r); err != nil {
+	err := json.Unmarshal(data, &r)
+	var te *json.UnmarshalTypeError
+	if err != nil && !errors.As(err, &te) {
 		return nil, invalid("not a JSON request object")
+	}
+	// The JSON is well-formed: its member names and strings can be
+	// checked before a type error is reported, which encoding/json names
+	// by the field it matched (user_id for "User_ID").
+	if err := CheckJSON(data); err != nil {
+		return nil, err
+	}
+	if te != nil {
+		return nil, TypeError(te)
 	}
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
 	return &r, nil
+}
+
+// requestFields are the JSON names of Request's fields, as CheckJSON
+// compares member names with them.
+var requestFields = [...]string{"v", "invocation_id", "agent", "user_id", "session_id", "message", "metadata"}
+
+// CheckJSON checks what encoding/json lets through in a request's JSON
+// (data, which encoding/json has parsed without a syntax error; on other
+// input the result says little, but it never panics). Its fields are
+// Request's and extraFields (the JSON names of a wrapper's own fields).
+// It refuses, with an *InvalidError:
+//   - a member of the top-level object whose name equals a field's only
+//     when case is ignored ("User_ID"): encoding/json matches names
+//     regardless of case, so the worker would read it as the field while a
+//     case-sensitive reader (the contract, Python, jq, a gateway checking
+//     the user) ignores it as unknown; other unknown members are ignored;
+//   - a member of the top-level object given twice: readers differ on
+//     which one counts (encoding/json takes the last);
+//   - an escaped lone surrogate ("\ud800" not followed by its low half, or
+//     a low half alone) in any string: encoding/json reads each as U+FFFD,
+//     so distinct ids or texts would become one.
+//
+// It makes one pass over data and allocates only for member names that
+// are escaped or unknown.
+func CheckJSON(data []byte, extraFields ...string) error {
+	var seen uint64            // bit i: field i was given (Request's fields, then extraFields)
+	var others map[string]bool // the unknown member names seen
+	object := false            // the top-level value is an object
+	wantName := false
+	depth := 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '{':
+			if depth == 0 && !object {
+				object, wantName = true, true
+			}
+			depth++
+		case '[':
+			depth++
+		case '}', ']':
+			depth--
+		case ',':
+			wantName = object && depth == 1
+		case '"':
+			end, escaped, err := scanString(data, i+1)
+			if err != nil {
+				return err
+			}
+			if end == len(data) {
+				return nil // not JSON: left to the decoder
+			}
+			if wantName {
+				wantName = false
+				name := data[i+1 : end]
+				if escaped {
+					var s string
+					if json.Unmarshal(data[i:end+1], &s) != nil {
+						return nil // not JSON: left to the decoder
+					}
+					name = []byte(s)
+				}
+				f, err := fieldIndex(name, extraFields)
+				switch {
+				case err != nil:
+					return err
+				case f >= 0 && f < 64:
+					if seen&(1<<f) != 0 {
+						return invalid("duplicate field %s", name)
+					}
+					seen |= 1 << f
+				case f >= 0:
+				case others[string(name)]:
+					return invalid("duplicate member %s", shown(string(name)))
+				default:
+					if others == nil {
+						others = map[string]bool{}
+					}
+					others[string(name)] = true
+				}
+			}
+			i = end
+		}
+	}
+	return nil
+}
+
+// fieldIndex returns the index of the field named name (Request's fields,
+// then extra), or -1 for an unknown name; a name that equals a field's
+// only when case is ignored is an *InvalidError.
+func fieldIndex(name []byte, extra []string) (int, error) {
+	for f, fn := range requestFields {
+		if string(name) == fn {
+			return f, nil
+		}
+	}
+	for f, fn := range extra {
+		if string(name) == fn {
+			return len(requestFields) + f, nil
+		}
+	}
+	for _, fields := range [][]string{requestFields[:], extra} {
+		for _, fn := range fields {
+			// A rune folding to an ASCII letter has at most three bytes
+			// (the Kelvin sign), so a longer name folds to no field.
+			if len(name) <= 3*len(fn) && strings.EqualFold(string(name), fn) {
+				return -1, invalid("member %s is not the field %s (field names are case-sensitive)", shown(string(name)), fn)
+			}
+		}
+	}
+	return -1, nil
+}
+
+// scanString scans a JSON string's contents from data[i] (just after its
+// opening quote) and returns the index of its closing quote (len(data) if
+// there is none) and whether it holds an escape. A lone surrogate escape
+// is an *InvalidError.
+func scanString(data []byte, i int) (end int, escaped bool, err error) {
+	for ; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			return i, escaped, nil
+		case '\\':
+			escaped = true
+			if i+1 < len(data) && data[i+1] == 'u' {
+				switch r := hex4(data, i+2); {
+				case 0xD800 <= r && r < 0xDC00:
+					if i+11 < len(data) && data[i+6] == '\\' && data[i+7] == 'u' {
+						if lo := hex4(data, i+8); 0xDC00 <= lo && lo < 0xE000 {
+							i += 11 // the pair
+							continue
+						}
+					}
+					return 0, false, invalid("a string holds %s, half of a UTF-16 surrogate pair without the other half (not a character)", data[i:i+6])
+				case 0xDC00 <= r && r < 0xE000:
+					return 0, false, invalid("a string holds %s, half of a UTF-16 surrogate pair without the other half (not a character)", data[i:i+6])
+				case r >= 0:
+					i += 5
+					continue
+				}
+			}
+			i++ // the escaped byte
+		}
+	}
+	return len(data), escaped, nil
+}
+
+// hex4 returns the value of the four hex digits at data[i:], or -1.
+func hex4(data []byte, i int) int {
+	if i+4 > len(data) {
+		return -1
+	}
+	v := 0
+	for _, c := range data[i : i+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return -1
+		}
+		v = v<<4 | int(c)
+	}
+	return v
+}
+
+// shown returns s for a reason: as is when it is a short name of letters,
+// digits, '_', '-' and '.', else quoted and cut to 64 bytes.
+func shown(s string) string {
+	plain := len(s) > 0 && len(s) <= 64
+	for i := 0; plain && i < len(s); i++ {
+		c := s[i]
+		plain = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.'
+	}
+	if plain {
+		return s
+	}
+	if len(s) > 64 {
+		n := 64
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		return strconv.Quote(s[:n]) + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// TypeError returns the *InvalidError for a member of the wrong type: its
+// reason names the field ("field user_id: want a string, got number").
+func TypeError(te *json.UnmarshalTypeError) error {
+	if te.Field == "" {
+		return invalid("not a JSON request object (got %s)", cut(te.Value))
+	}
+	return invalid("field %s: want %s, got %s", shown(te.Field), jsonType(te.Type), cut(te.Value))
+}
+
+// cut shortens an UnmarshalTypeError's Value ("number 1.0": the literal of
+// a number may be long).
+func cut(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…" // a number's literal: ASCII
+	}
+	return s
+}
+
+// jsonType names the JSON value a Go type is decoded from.
+func jsonType(t reflect.Type) string {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return "another value"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "another value"
 }
 
 // Validate checks a request's version and required fields. A user or
