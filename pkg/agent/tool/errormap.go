@@ -375,10 +375,12 @@ func trimAndCap(s string) string {
 }
 
 // Sanitize returns a copy of an error map with every string (also inside
-// nested maps and slices, of any Go type) passed through SanitizeString,
-// nesting capped at four levels; numbers (json.Number included) and bools
-// are kept, and any other value is sanitised as its JSON form would be. Maps that are not error maps are returned unchanged. The agent
-// loop applies it to every error map before the model sees it.
+// nested maps with string keys and slices, of any Go type) passed through
+// SanitizeString, nesting capped at four levels; numbers (json.Number
+// included) and bools are kept; a struct, a type with its own JSON or text
+// form, and anything else becomes "[redacted]". Maps that are not error
+// maps are returned unchanged. The agent loop applies it to every error
+// map before the model sees it.
 func Sanitize(m map[string]any) map[string]any {
 	if !IsErrorMap(m) {
 		return m
@@ -477,6 +479,9 @@ func sanitizeValue(v any, depth int) any {
 	case nil, bool, int, int32, int64, uint, uint32, uint64, float32, float64:
 		return x
 	case json.Number:
+		if x == "" {
+			return json.Number("0") // as json.Marshal writes it
+		}
 		if isJSONNumber(x) {
 			return x
 		}
@@ -503,16 +508,21 @@ func sanitizeReflect(rv reflect.Value, depth int) any {
 		if rv.IsNil() {
 			return nil
 		}
-		if t := rv.Type(); t.Implements(jsonMarshalerType) || t.Implements(textMarshalerType) {
-			return sanitizeViaJSON(rv.Interface(), depth)
+		if hasMarshaler(rv.Type()) {
+			return redacted
 		}
 		if i == 8 { // a pointer to itself
 			return redacted
 		}
 		rv = rv.Elem()
 	}
-	if t := rv.Type(); t.Implements(jsonMarshalerType) || t.Implements(textMarshalerType) {
-		return sanitizeViaJSON(rv.Interface(), depth)
+	// A type that chooses its own JSON form (often to hide what it
+	// holds), and a struct, are not walked: a copy would skip a
+	// pointer-receiver MarshalJSON, and a struct's JSON is not bounded by
+	// the depth cap (found in review of this session's fix, twenty-second
+	// session).
+	if hasMarshaler(rv.Type()) {
+		return redacted
 	}
 	switch rv.Kind() {
 	case reflect.String:
@@ -528,8 +538,8 @@ func sanitizeReflect(rv reflect.Value, depth int) any {
 	case reflect.Float64:
 		return rv.Float()
 	case reflect.Map:
-		if rv.Type().Key().Kind() != reflect.String {
-			return sanitizeViaJSON(rv.Interface(), depth)
+		if rv.Type().Key().Kind() != reflect.String || hasMarshaler(rv.Type().Key()) {
+			return redacted
 		}
 		if rv.IsNil() {
 			return nil
@@ -540,8 +550,11 @@ func sanitizeReflect(rv reflect.Value, depth int) any {
 		}
 		return sanitizeValue(m, depth)
 	case reflect.Slice, reflect.Array:
+		if hasMarshaler(rv.Type().Elem()) {
+			return redacted
+		}
 		if rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() == reflect.Uint8 {
-			return sanitizeViaJSON(rv.Interface(), depth) // base64, or the elements' own form
+			return sanitizeViaJSON(rv.Interface(), depth) // base64
 		}
 		if rv.Kind() == reflect.Slice && rv.IsNil() {
 			return nil
@@ -551,10 +564,15 @@ func sanitizeReflect(rv reflect.Value, depth int) any {
 			s[i] = rv.Index(i).Interface()
 		}
 		return sanitizeValue(s, depth)
-	case reflect.Struct:
-		return sanitizeViaJSON(rv.Interface(), depth)
 	}
 	return redacted
+}
+
+// hasMarshaler reports whether t or *t chooses its own JSON form.
+func hasMarshaler(t reflect.Type) bool {
+	pt := reflect.PointerTo(t)
+	return t.Implements(jsonMarshalerType) || t.Implements(textMarshalerType) ||
+		pt.Implements(jsonMarshalerType) || pt.Implements(textMarshalerType)
 }
 
 // sanitizeViaJSON sanitises v's JSON form (numbers as json.Number), or

@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -102,7 +104,16 @@ func (f *Func[Args, Result]) Run(ctx context.Context, args map[string]any) (map[
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&a); err != nil {
-		return nil, &ArgumentError{Tool: f.name, Detail: decodeErrorDetail(err)}
+		// The argument that fails on its own names the error: Go's own
+		// text holds Go type names (an embedded struct's, an
+		// UnmarshalJSON method's).
+		failing := failingArgument(args, func(raw []byte) error {
+			var one Args
+			d := json.NewDecoder(bytes.NewReader(raw))
+			d.DisallowUnknownFields()
+			return d.Decode(&one)
+		})
+		return nil, &ArgumentError{Tool: f.name, Detail: decodeErrorDetail(err, failing)}
 	}
 	res, err := f.fn(ctx, a)
 	if err != nil {
@@ -114,7 +125,10 @@ func (f *Func[Args, Result]) Run(ctx context.Context, args map[string]any) (map[
 // ToMap converts a tool result to a map: a map[string]any is returned as
 // is; anything else must marshal to a JSON object (a nil pointer, which
 // marshals to null, is an error). Numbers are kept as json.Number, so an
-// integer beyond 2^53 (an id) keeps its digits.
+// integer beyond 2^53 keeps its digits here; the idempotency wrapper's
+// stored result, a resumed invocation's stored events and the Gemini SDK
+// read numbers as float64, so an id a model must repeat exactly belongs in
+// a string.
 func ToMap(v any) (map[string]any, error) {
 	if m, ok := v.(map[string]any); ok {
 		return m, nil
@@ -179,13 +193,33 @@ func checkNoStringOption(t reflect.Type, path string, seen map[reflect.Type]bool
 	return nil
 }
 
+// failingArgument returns the first argument (in name order) that decode
+// refuses on its own, or "" when none does.
+func failingArgument(args map[string]any, decode func(raw []byte) error) string {
+	for _, k := range slices.Sorted(maps.Keys(args)) {
+		raw, err := json.Marshal(map[string]any{k: args[k]})
+		if err != nil || decode(raw) != nil {
+			return k
+		}
+	}
+	return ""
+}
+
 // decodeErrorDetail says what is wrong with arguments encoding/json could
-// not decode, naming the argument but no Go type, field or package.
-func decodeErrorDetail(err error) string {
+// not decode, naming the argument (failing, when known) but no Go type,
+// field, method or package: an UnmarshalJSON method's own text is not
+// passed on (found in review of this session's fix, twenty-second
+// session).
+func decodeErrorDetail(err error, failing string) string {
+	arg := "an argument"
+	if failing != "" {
+		arg = "argument " + failing
+	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		arg := "arguments"
-		if te.Field != "" {
+		// A nested argument's path, when te.Field is one under failing
+		// (an embedded struct's field has its Go type name in front).
+		if failing != "" && strings.HasPrefix(te.Field, failing+".") {
 			arg = "argument " + te.Field
 		}
 		return SanitizeString(arg + ": want " + jsonKindOf(te.Type))
@@ -194,12 +228,10 @@ func decodeErrorDetail(err error) string {
 	if errors.As(err, &se) {
 		return "arguments are not JSON"
 	}
-	msg := err.Error()
-	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		return SanitizeString("unknown argument " + f)
 	}
-	// An UnmarshalJSON method's own error.
-	return SanitizeString(strings.TrimPrefix(msg, "json: "))
+	return SanitizeString(arg + ": invalid value")
 }
 
 // jsonKindOf describes what JSON value decodes into t, with the range of a
