@@ -5,9 +5,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -130,6 +132,12 @@ func StartEmbedded(cfg config.Embedded, log zerolog.Logger) (*Embedded, error) {
 	lock := flock.New(filepath.Join(dir, embeddedLockFile))
 	locked, err := lock.TryLock()
 	if err != nil {
+		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.ENOTDIR) {
+			// A data dir that exists and cannot be written (a read-only
+			// volume mounted at it): as above (found in review of this
+			// session's fix, twenty-second session).
+			return nil, fmt.Errorf("%w: embedded.data_dir: lock %s: %w", ErrBadConfig, dir, err)
+		}
 		return nil, fmt.Errorf("embedded: lock data dir %s: %w", dir, err)
 	}
 	if !locked {

@@ -29,10 +29,18 @@ import (
 func CheckNATSURL(s string) error {
 	var errs []error
 	servers, ws := 0, 0
-	for _, part := range strings.Split(s, ",") {
+	// Each server is shown as the whole list's redaction shows it: a
+	// password cut by a comma is a secret only the whole list tells apart
+	// (found in review of this session's fix, twenty-second session).
+	shown := strings.Split(RedactNATSURL(s), ",")
+	for i, part := range strings.Split(s, ",") {
 		p := strings.TrimSpace(part)
 		if p == "" {
 			continue
+		}
+		red := redacted
+		if len(shown) == len(strings.Split(s, ",")) {
+			red = strings.TrimSpace(shown[i])
 		}
 		servers++
 		full := p
@@ -41,18 +49,18 @@ func CheckNATSURL(s string) error {
 		}
 		u, err := url.Parse(full)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("server %s: %w", RedactNATSURL(p), RedactConnectError(err, p)))
+			errs = append(errs, fmt.Errorf("server %s: %w", red, RedactConnectError(err, p)))
 			continue
 		}
 		if foreignScheme(u.Scheme) {
-			errs = append(errs, fmt.Errorf("server %s: scheme %q is another protocol's (nats.go would speak NATS to it): want nats, tls, ws, wss or none (nats://)", RedactNATSURL(p), u.Scheme))
+			errs = append(errs, fmt.Errorf("server %s: scheme %q is another protocol's (nats.go would speak NATS to it): want nats, tls, ws, wss or none (nats://)", red, u.Scheme))
 			continue
 		}
 		if u.Scheme == "ws" || u.Scheme == "wss" {
 			ws++
 		}
 		if err := checkPort(u.Port()); err != nil {
-			errs = append(errs, fmt.Errorf("server %s: %w", RedactNATSURL(p), err))
+			errs = append(errs, fmt.Errorf("server %s: %w", red, err))
 		}
 	}
 	switch {
