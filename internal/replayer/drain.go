@@ -45,7 +45,7 @@ func runDrain(ctx context.Context, c *cmdCtx, pos []string) error {
 	sel := Selection{Filter: filter, MaxReplays: c.cfg.Replay.MaxReplays}
 	// A class the taxonomy does not know is checked once the fleet is
 	// open (Fleet.checkClass): a typo is a usage error, not a refusal.
-	if err := checkSelection(sel); err != nil && taxonomy.Class(filter.Class).Valid() {
+	if err := checkSelection(sel); err != nil && (filter.Class == "" || taxonomy.Class(filter.Class).Valid()) {
 		return err
 	}
 	rateV, conc, addr := c.cfg.Drain.Rate, c.cfg.Drain.Concurrency, c.cfg.MetricsAddr
@@ -67,14 +67,11 @@ func runDrain(ctx context.Context, c *cmdCtx, pos []string) error {
 	if conc < 1 || !(rateV >= 0) { // NaN too: it meant unthrottled
 		return usagef("--concurrency must be at least 1 and --rate not negative")
 	}
-	f, err := c.openFleet(ctx, true, requireStoresCheck)
+	f, err := c.openFleetFor(ctx, true, requireStoresCheck, filter.Class)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	if err := f.checkClass(ctx, filter.Class); err != nil {
-		return err
-	}
 	if err := checkSelection(sel); err != nil {
 		return err
 	}

@@ -76,7 +76,7 @@ func StreamsConfig(c config.Replayer) streams.Config {
 // ones the fleet's workers record: show, replay and drain open the fleet
 // through cmdCtx.openFleet, which does (checkFleetStores).
 func OpenFleet(ctx context.Context, cfg config.Replayer, withStores bool, log zerolog.Logger) (*Fleet, error) {
-	return openFleet(ctx, cfg, withStores, skipStoresCheck, io.Discard, log)
+	return openFleet(ctx, cfg, withStores, skipStoresCheck, "", io.Discard, log)
 }
 
 // openFleet is OpenFleet; unless check is skipStoresCheck it also compares,
@@ -88,7 +88,8 @@ func OpenFleet(ctx context.Context, cfg config.Replayer, withStores bool, log ze
 // stores (f.Stores nil, also with withStores: show reads the DLQ and parked
 // entries and leaves out the look-ups that need a store; the dry run needs
 // no store). requireStoresCheck fails on a Redis that does not answer.
-func openFleet(ctx context.Context, cfg config.Replayer, withStores bool, check storesCheck, warn io.Writer, log zerolog.Logger) (_ *Fleet, err error) {
+// A class other than "" is checked as Fleet.checkClass does, before Redis.
+func openFleet(ctx context.Context, cfg config.Replayer, withStores bool, check storesCheck, class string, warn io.Writer, log zerolog.Logger) (_ *Fleet, err error) {
 	f := &Fleet{Cfg: cfg, Streams: StreamsConfig(cfg)}
 	defer func() {
 		if err != nil {
@@ -124,6 +125,13 @@ func openFleet(ctx context.Context, cfg config.Replayer, withStores bool, check 
 		RequestsStream: f.Streams.RequestsStream, ResultsStream: f.Streams.ResultsStream,
 		RequestPrefix: f.Streams.RequestPrefix, ResultPrefix: f.Streams.ResultPrefix,
 	}); err != nil {
+		return nil, err
+	}
+	// A --class the taxonomy lacks is checked against the streams before
+	// Redis is reached: a typo stays a usage error (exit 3, with what was
+	// meant) during a Redis outage (found in review of this session's
+	// fix, twenty-second session).
+	if err := f.checkClass(ctx, class); err != nil {
 		return nil, err
 	}
 	if !withStores && check == skipStoresCheck {

@@ -54,7 +54,7 @@ func runReplay(ctx context.Context, c *cmdCtx, pos []string) error {
 	}
 	// A class the taxonomy does not know is checked once the fleet is
 	// open (Fleet.checkClass): a typo is a usage error, not a refusal.
-	if err := checkSelection(sel); err != nil && taxonomy.Class(filter.Class).Valid() {
+	if err := checkSelection(sel); err != nil && (filter.Class == "" || taxonomy.Class(filter.Class).Valid()) {
 		return err
 	}
 	rateV, conc := c.cfg.Replay.Rate, c.cfg.Replay.Concurrency
@@ -74,14 +74,11 @@ func runReplay(ctx context.Context, c *cmdCtx, pos []string) error {
 	if o.dryRun {
 		check = tryStoresCheck
 	}
-	f, err := c.openFleet(ctx, !o.dryRun, check)
+	f, err := c.openFleetFor(ctx, !o.dryRun, check, filter.Class)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	if err := f.checkClass(ctx, filter.Class); err != nil {
-		return err
-	}
 	if err := checkSelection(sel); err != nil {
 		return err
 	}

@@ -125,7 +125,13 @@ func Run(ctx context.Context, args []string, env Env) int {
 // command (requireStoresCheck: replay, drain) or warn (tryStoresCheck:
 // show, replay --dry-run).
 func (c *cmdCtx) openFleet(ctx context.Context, withStores bool, check storesCheck) (*Fleet, error) {
-	return openFleet(ctx, c.cfg, withStores, check, c.env.Stderr, c.log)
+	return openFleet(ctx, c.cfg, withStores, check, "", c.env.Stderr, c.log)
+}
+
+// openFleetFor is openFleet that also checks class (Fleet.checkClass)
+// before it reaches Redis.
+func (c *cmdCtx) openFleetFor(ctx context.Context, withStores bool, check storesCheck, class string) (*Fleet, error) {
+	return openFleet(ctx, c.cfg, withStores, check, class, c.env.Stderr, c.log)
 }
 
 // errQuiet is returned by a command that already printed why it failed.

@@ -61,8 +61,8 @@ type Shown struct {
 	// StoresNotRead says that the fleet's stores could not be reached
 	// (Redis down: the stores check warned "stores not checked"), so the
 	// invocation record, the session events and the tool effects were not
-	// looked up: Record, Events and Effects are empty for that reason, not
-	// because there are none.
+	// looked up: Record, Events and Effects are nil (JSON null) for that
+	// reason, not empty because there are none.
 	StoresNotRead bool `json:"stores_not_read,omitempty"`
 	// Problems lists look-ups that failed (the rest is still shown).
 	Problems []string `json:"problems,omitempty"`
@@ -132,6 +132,10 @@ func Show(ctx context.Context, f *Fleet, id string, now time.Time) (*Shown, erro
 		// show during a Redis outage (found in review, twenty-second
 		// session): the entries need no store; say what was not looked up.
 		sh.StoresNotRead = true
+		// null in JSON, not []: a script reading "no effects" from an
+		// empty list would be wrong (found in review of this session's
+		// fix, twenty-second session).
+		sh.Events, sh.Effects = nil, nil
 		sh.Problems = append(sh.Problems, "stores not checked: the invocation record, session events and tool effects were not looked up "+
 			"(the fleet's stores could not be reached); a replay may find tool effects already done")
 		sh.Session = sessionFromEntries(append(append([]ListedEntry(nil), sh.Entries...), sh.Parked...))
