@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -93,7 +94,8 @@ func invalid(format string, args ...any) error {
 // DecodeRequest decodes and validates a request envelope. maxSize <= 0 means
 // DefaultMaxSize. Every failure is an *InvalidError. Field names are read
 // as the contract writes them: an unknown member is ignored, but one that
-// names a field in other case ("User_ID"), a member given twice and an
+// names a field in other case ("User_ID", or "Text" in the message), a
+// field given twice (or a member, in the message or the metadata) and an
 // escaped lone surrogate are refused (see CheckJSON), and a member of the
 // wrong type is refused with a reason naming it.
 func DecodeRequest(data []byte, maxSize int) (*Request, error) {
@@ -143,38 +145,64 @@ var requestFields = [...]string{"v", "invocation_id", "agent", "user_id", "sessi
 // input the result says little, but it never panics). Its fields are
 // Request's and extraFields (the JSON names of a wrapper's own fields).
 // It refuses, with an *InvalidError:
-//   - a member of the top-level object whose name equals a field's only
-//     when case is ignored ("User_ID"): encoding/json matches names
-//     regardless of case, so the worker would read it as the field while a
+//   - a member whose name equals a field's only when case is ignored
+//     ("User_ID"), in the top-level object or in any object of the
+//     message ("Text" in a part): encoding/json matches names regardless
+//     of case, so the worker would read it as the field while a
 //     case-sensitive reader (the contract, Python, jq, a gateway checking
-//     the user) ignores it as unknown; other unknown members are ignored;
-//   - a member of the top-level object given twice: readers differ on
-//     which one counts (encoding/json takes the last);
+//     the user or the text) ignores it as unknown; other unknown members
+//     are ignored, and the keys of a map (metadata, a function call's
+//     args) are read as they are;
+//   - a field of the top-level object given twice, or a member given twice
+//     in any object of the message or the metadata: readers differ on
+//     which one counts (encoding/json takes the last); a repeated unknown
+//     top-level member is ignored, as unknown members are;
 //   - an escaped lone surrogate ("\ud800" not followed by its low half, or
 //     a low half alone) in any string: encoding/json reads each as U+FFFD,
 //     so distinct ids or texts would become one.
 //
-// It makes one pass over data and allocates only for member names that
-// are escaped or unknown.
+// It makes one pass over data and allocates only for escaped member names,
+// objects of more than smallObject members and deep nesting; only when a
+// member name in the message is not lower-case snake_case (as all of
+// model.Content's field names are) does it decode the message again to
+// compare its names with the fields.
 func CheckJSON(data []byte, extraFields ...string) error {
-	var seen uint64            // bit i: field i was given (Request's fields, then extraFields)
-	var others map[string]bool // the unknown member names seen
-	object := false            // the top-level value is an object
+	const (
+		message  = 5 // requestFields index of "message"
+		metadata = 6 // and of "metadata"
+	)
+	var seen uint64 // bit i: field i was given (Request's fields, then extraFields)
+	var stackBuf [16]container
+	stack := stackBuf[:0] // the containers open at data[i], innermost last
+	var namesBuf [32][]byte
+	names := namesBuf[:0] // the member names of the open objects in message and metadata
+	member := -1          // the field of the top-level member being read, or -1
 	wantName := false
-	depth := 0
+	foldable := false          // a name in the message may fold to a field's
+	msgStart, msgEnd := -1, -1 // the message object's bytes
 	for i := 0; i < len(data); i++ {
 		switch data[i] {
 		case '{':
-			if depth == 0 && !object {
-				object, wantName = true, true
+			if len(stack) == 1 && member == message && msgStart < 0 {
+				msgStart = i
 			}
-			depth++
+			stack = append(stack, container{object: true, names: len(names)})
+			wantName = true
 		case '[':
-			depth++
+			stack = append(stack, container{names: len(names)})
+			wantName = false
 		case '}', ']':
-			depth--
+			if len(stack) == 0 {
+				return nil // not JSON: left to the decoder
+			}
+			names = names[:stack[len(stack)-1].names]
+			stack = stack[:len(stack)-1]
+			if len(stack) == 1 && member == message && msgStart >= 0 && msgEnd < 0 {
+				msgEnd = i + 1
+			}
+			wantName = false
 		case ',':
-			wantName = object && depth == 1
+			wantName = len(stack) > 0 && stack[len(stack)-1].object
 		case '"':
 			end, escaped, err := scanString(data, i+1)
 			if err != nil {
@@ -185,7 +213,8 @@ func CheckJSON(data []byte, extraFields ...string) error {
 			}
 			if wantName {
 				wantName = false
-				name := data[i+1 : end]
+				raw := data[i+1 : end]
+				name := raw
 				if escaped {
 					var s string
 					if json.Unmarshal(data[i:end+1], &s) != nil {
@@ -193,29 +222,179 @@ func CheckJSON(data []byte, extraFields ...string) error {
 					}
 					name = []byte(s)
 				}
-				f, err := fieldIndex(name, extraFields)
 				switch {
-				case err != nil:
-					return err
-				case f >= 0 && f < 64:
-					if seen&(1<<f) != 0 {
-						return invalid("duplicate field %s", name)
+				case len(stack) == 1:
+					f, err := fieldIndex(name, extraFields)
+					if err != nil {
+						return err
 					}
-					seen |= 1 << f
-				case f >= 0:
-				case others[string(name)]:
-					return invalid("duplicate member %s", shown(string(name)))
-				default:
-					if others == nil {
-						others = map[string]bool{}
+					member = f
+					if f >= 0 && f < 64 {
+						if seen&(1<<f) != 0 {
+							return invalid("duplicate field %s", name)
+						}
+						seen |= 1 << f
 					}
-					others[string(name)] = true
+				case member == message || member == metadata:
+					if member == message && !foldable {
+						foldable = !snakeCase(raw)
+					}
+					top := &stack[len(stack)-1]
+					if top.set != nil {
+						if _, dup := top.set[string(name)]; dup {
+							return invalid("duplicate member %s in %s", shown(string(name)), requestFields[member])
+						}
+						top.set[string(name)] = struct{}{}
+						break
+					}
+					for _, n := range names[top.names:] {
+						if bytes.Equal(n, name) {
+							return invalid("duplicate member %s in %s", shown(string(name)), requestFields[member])
+						}
+					}
+					names = append(names, name)
+					if len(names)-top.names > smallObject {
+						top.set = make(map[string]struct{}, 2*smallObject)
+						for _, n := range names[top.names:] {
+							top.set[string(n)] = struct{}{}
+						}
+						names = names[:top.names]
+					}
 				}
 			}
 			i = end
 		}
 	}
+	if foldable && msgStart >= 0 && msgEnd > msgStart {
+		var v any
+		if json.Unmarshal(data[msgStart:msgEnd], &v) != nil {
+			return nil // not JSON: left to the decoder
+		}
+		return checkFieldCase(v, reflect.TypeFor[model.Content]())
+	}
 	return nil
+}
+
+// smallObject is how many member names of an object CheckJSON compares one
+// by one before it keeps them in a map.
+const smallObject = 16
+
+// A container is an object or array CheckJSON is in.
+type container struct {
+	object bool                // an object, not an array
+	names  int                 // the index of its first member name in CheckJSON's names
+	set    map[string]struct{} // its member names, once it has more than smallObject
+}
+
+// snakeCase reports whether a raw member name is of a-z, 0-9 and '_' only:
+// no such name folds to another ASCII name, and a non-ASCII rune that
+// folds to an ASCII letter (U+017F ſ, U+212A Kelvin) is none of these.
+func snakeCase(raw []byte) bool {
+	for _, c := range raw {
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkFieldCase walks v, a JSON value decoded into any, as encoding/json
+// would decode it into a t, and returns an *InvalidError for a member
+// whose name equals a struct field's only when case is ignored. The keys
+// of a map, and anything decoded into an interface, are read as they are.
+func checkFieldCase(v any, t reflect.Type) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys) // the same reason each time
+		var fields []jsonField
+		if t.Kind() == reflect.Struct {
+			fields = jsonFields(t, nil)
+		}
+		for _, k := range keys {
+			et := t
+			if t.Kind() == reflect.Struct {
+				et = nil
+				for _, f := range fields {
+					if f.name == k {
+						et = f.typ
+						break
+					}
+				}
+				for _, f := range fields {
+					if et == nil && strings.EqualFold(f.name, k) {
+						return invalid("member %s is not the field %s (field names are case-sensitive)", shown(k), f.name)
+					}
+				}
+				if et == nil {
+					continue // unknown: ignored
+				}
+			} else {
+				et = t.Elem()
+			}
+			if err := checkFieldCase(obj[k], et); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		arr, ok := v.([]any)
+		if !ok || t.Elem().Kind() == reflect.Uint8 {
+			return nil // []byte is a base64 string
+		}
+		for _, e := range arr {
+			if err := checkFieldCase(e, t.Elem()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// A jsonField is a struct field as encoding/json names it.
+type jsonField struct {
+	name string       // name is its JSON name.
+	typ  reflect.Type // typ is its type.
+}
+
+// jsonFields appends to fields the fields of struct t that encoding/json
+// reads, by their JSON names, those of embedded structs included.
+func jsonFields(t reflect.Type, fields []jsonField) []jsonField {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if name == "" && f.Anonymous {
+			et := f.Type
+			if et.Kind() == reflect.Pointer {
+				et = et.Elem()
+			}
+			if et.Kind() == reflect.Struct {
+				fields = jsonFields(et, fields)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		fields = append(fields, jsonField{name, f.Type})
+	}
+	return fields
 }
 
 // fieldIndex returns the index of the field named name (Request's fields,
@@ -359,7 +538,12 @@ func jsonType(t reflect.Type) string {
 		return "a number"
 	case reflect.Struct, reflect.Map:
 		return "an object"
-	case reflect.Slice, reflect.Array:
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return "a string (base64)" // encoding/json's []byte
+		}
+		return "an array"
+	case reflect.Array:
 		return "an array"
 	}
 	return "another value"
