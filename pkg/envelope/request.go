@@ -9,7 +9,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
 )
@@ -244,7 +246,7 @@ func CheckJSON(data []byte, extraFields ...string) error {
 						if _, dup := top.set[string(name)]; dup {
 							return invalid("duplicate member %s in %s", shown(string(name)), requestFields[member])
 						}
-						top.set[string(name)] = struct{}{}
+						top.set[aliasString(name)] = struct{}{}
 						break
 					}
 					for _, n := range names[top.names:] {
@@ -256,7 +258,7 @@ func CheckJSON(data []byte, extraFields ...string) error {
 					if len(names)-top.names > smallObject {
 						top.set = make(map[string]struct{}, 2*smallObject)
 						for _, n := range names[top.names:] {
-							top.set[string(n)] = struct{}{}
+							top.set[aliasString(n)] = struct{}{}
 						}
 						names = names[:top.names]
 					}
@@ -307,42 +309,52 @@ func checkFieldCase(v any, t reflect.Type) error {
 		t = t.Elem()
 	}
 	switch t.Kind() {
-	case reflect.Struct, reflect.Map:
+	case reflect.Struct:
 		obj, ok := v.(map[string]any)
 		if !ok {
 			return nil
+		}
+		fields := cachedFields(t)
+		// The smallest offending name, so the reason is the same each
+		// time; no allocation per object (found in review of this
+		// session's fix, twenty-second session: one upper-case name made
+		// every object of the message cost two slices).
+		bad, badField := "", ""
+		for k := range obj {
+			if fieldOf(fields, k) != nil {
+				continue
+			}
+			for _, f := range fields {
+				if strings.EqualFold(f.name, k) {
+					if bad == "" || k < bad {
+						bad, badField = k, f.name
+					}
+					break
+				}
+			}
+		}
+		if bad != "" {
+			return invalid("member %s is not the field %s (field names are case-sensitive)", shown(bad), badField)
+		}
+		for i := range fields {
+			if ev, ok := obj[fields[i].name]; ok {
+				if err := checkFieldCase(ev, fields[i].typ); err != nil {
+					return err
+				}
+			}
+		}
+	case reflect.Map:
+		obj, ok := v.(map[string]any)
+		if !ok || t.Elem().Kind() == reflect.Interface {
+			return nil // read as it is
 		}
 		keys := make([]string, 0, len(obj))
 		for k := range obj {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys) // the same reason each time
-		var fields []jsonField
-		if t.Kind() == reflect.Struct {
-			fields = jsonFields(t, nil)
-		}
 		for _, k := range keys {
-			et := t
-			if t.Kind() == reflect.Struct {
-				et = nil
-				for _, f := range fields {
-					if f.name == k {
-						et = f.typ
-						break
-					}
-				}
-				for _, f := range fields {
-					if et == nil && strings.EqualFold(f.name, k) {
-						return invalid("member %s is not the field %s (field names are case-sensitive)", shown(k), f.name)
-					}
-				}
-				if et == nil {
-					continue // unknown: ignored
-				}
-			} else {
-				et = t.Elem()
-			}
-			if err := checkFieldCase(obj[k], et); err != nil {
+			if err := checkFieldCase(obj[k], t.Elem()); err != nil {
 				return err
 			}
 		}
@@ -358,6 +370,37 @@ func checkFieldCase(v any, t reflect.Type) error {
 		}
 	}
 	return nil
+}
+
+// fieldOf returns the field of fields named name, or nil.
+func fieldOf(fields []jsonField, name string) *jsonField {
+	for i := range fields {
+		if fields[i].name == name {
+			return &fields[i]
+		}
+	}
+	return nil
+}
+
+// fieldCache holds jsonFields of each struct type checkFieldCase met.
+var fieldCache sync.Map // reflect.Type → []jsonField
+
+// cachedFields is jsonFields(t, nil), computed once per type.
+func cachedFields(t reflect.Type) []jsonField {
+	if f, ok := fieldCache.Load(t); ok {
+		return f.([]jsonField)
+	}
+	f, _ := fieldCache.LoadOrStore(t, jsonFields(t, nil))
+	return f.([]jsonField)
+}
+
+// aliasString is b as a string without a copy. CheckJSON uses it for the
+// keys of a member-name set that lives only during the call, over bytes
+// nothing writes to meanwhile (the request, or a name it unescaped): a
+// copy per member made an object of many members cost an allocation each
+// (found in review of this session's fix, twenty-second session).
+func aliasString(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // A jsonField is a struct field as encoding/json names it.
