@@ -99,7 +99,7 @@ func LikelyTypo(name string, known []string) string {
 	best, bestD := "", 3
 	for _, k := range known {
 		kn := strings.TrimPrefix(k, EnvPrefix)
-		d := editDistance(n, kn)
+		d := EditDistance(n, kn)
 		if squeezed == strings.ReplaceAll(kn, "_", "") {
 			d = min(d, 2) // as likely as a slip of two keys
 		}
@@ -139,7 +139,7 @@ func closestName(name string, known []string) string {
 	n := strings.ToUpper(strings.TrimPrefix(name, EnvPrefix))
 	best, bestD := "", -1
 	for _, k := range known {
-		d := editDistance(n, strings.TrimPrefix(k, EnvPrefix))
+		d := EditDistance(n, strings.TrimPrefix(k, EnvPrefix))
 		if bestD < 0 || d < bestD {
 			best, bestD = k, d
 		}
@@ -150,8 +150,10 @@ func closestName(name string, known []string) string {
 	return best
 }
 
-// editDistance is the Levenshtein distance of a and b (bytes).
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance of a and b (bytes), for the
+// "did you mean" of a misspelt name (an environment variable here, a
+// failure class in the replayer).
+func EditDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentfleet/agentfleet/internal/config"
 	"github.com/agentfleet/agentfleet/pkg/dlq"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 	"github.com/agentfleet/agentfleet/pkg/taxonomy"
@@ -134,7 +135,7 @@ func likelyClass(class string) string {
 		if strings.HasPrefix(name, class) {
 			prefixed = append(prefixed, name)
 		}
-		if d := editDistance(class, name); d < bestD {
+		if d := config.EditDistance(class, name); d < bestD {
 			best, bestD = name, d
 		}
 	}
@@ -142,27 +143,6 @@ func likelyClass(class string) string {
 		return prefixed[0]
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance of a and b (bytes).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // classNames lists the taxonomy's failure classes, for a usage error.
