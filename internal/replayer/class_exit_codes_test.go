@@ -2,7 +2,6 @@ package replayer
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 )
@@ -48,12 +47,7 @@ func TestClassTypoDuringRedisOutageIsStillUsage(t *testing.T) {
 	ctx := ctxT(t)
 	x.seed("quota", 2, "QUOTA_EXHAUSTED", 0)
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	down := "redis://" + l.Addr().String()
-	l.Close()
+	down := downRedisURL(t)
 
 	for _, args := range [][]string{
 		{"replay", "--class", "QUOTA", "--yes"},

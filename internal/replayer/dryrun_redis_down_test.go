@@ -24,12 +24,7 @@ func TestDryRunDuringRedisOutageStillPrintsThePlan(t *testing.T) {
 	x.seed("outage", 2, "SERVER", 0)
 
 	// Redis is down: a port on which nothing listens.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	down := "redis://" + l.Addr().String()
-	l.Close()
+	down := downRedisURL(t)
 
 	out := x.run(ctx, map[string]string{"AGENTFLEET_REDIS_URL": down}, "replay", "--dry-run")
 	if out.code != ExitOK || !strings.Contains(out.stdout, "would replay 2") {
@@ -39,4 +34,16 @@ func TestDryRunDuringRedisOutageStillPrintsThePlan(t *testing.T) {
 	contains(t, out.stderr, "warning: stores not checked: redis")
 	// The real replay needs its stores: it fails as before the check.
 	x.run(ctx, map[string]string{"AGENTFLEET_REDIS_URL": down}, "replay", "--yes").must(t, ExitError, "replay with Redis down")
+}
+
+// downRedisURL returns a Redis URL on a loopback port nothing listens on:
+// the fleet's Redis during an outage.
+func downRedisURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return "redis://" + l.Addr().String()
 }

@@ -2,7 +2,6 @@ package replayer
 
 import (
 	"encoding/json"
-	"net"
 	"testing"
 )
 
@@ -20,12 +19,7 @@ func TestShowJSONDuringRedisOutageDoesNotClaimNoEffects(t *testing.T) {
 	ctx := ctxT(t)
 	ids := x.seed("outage", 1, "SERVER", 0)
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	down := "redis://" + l.Addr().String()
-	l.Close()
+	down := downRedisURL(t)
 
 	out := x.run(ctx, map[string]string{"AGENTFLEET_REDIS_URL": down}, "show", "--json", ids[0]).must(t, ExitOK, "show --json, Redis down")
 	var m map[string]json.RawMessage

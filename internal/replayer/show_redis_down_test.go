@@ -1,7 +1,6 @@
 package replayer
 
 import (
-	"net"
 	"strings"
 	"testing"
 )
@@ -21,12 +20,7 @@ func TestShowDuringRedisOutageGoesOnWithAWarning(t *testing.T) {
 	ctx := ctxT(t)
 	ids := x.seed("outage", 1, "SERVER", 0)
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	down := "redis://" + l.Addr().String()
-	l.Close()
+	down := downRedisURL(t)
 
 	out := x.run(ctx, map[string]string{"AGENTFLEET_REDIS_URL": down}, "show", ids[0])
 	if out.code != ExitOK || !strings.Contains(out.stdout, "DLQ entry seq") || !strings.Contains(out.stderr, "stores not checked") {
