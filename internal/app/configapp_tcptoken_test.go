@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 
@@ -28,15 +27,7 @@ import (
 // worker's "connecting to NATS" log line and in every connect error.
 func TestNATSTokenInTCPSchemeURLIsNotLogged(t *testing.T) {
 	const token = "s3cr3t-nats-token"
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, Authorization: token, NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10e9) {
-		t.Fatal("server not ready")
-	}
-	t.Cleanup(s.Shutdown)
+	s := tokenServer(t, token)
 	// Premise: the user part of a tcp:// URL really is the credential.
 	if nc, err := nats.Connect("tcp://" + token + "@" + s.Addr().String()); err != nil {
 		t.Fatalf("token in a tcp:// URL should authenticate: %v", err)

@@ -125,15 +125,7 @@ func TestConnectErrorsRedactAnUnparseableURL(t *testing.T) {
 func TestNATSTokenInURLIsNotLogged(t *testing.T) {
 	const token = "s3cr3t-nats-token"
 	// The user part of the URL really is the credential.
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, Authorization: token, NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10e9) {
-		t.Fatal("server not ready")
-	}
-	t.Cleanup(s.Shutdown)
+	s := tokenServer(t, token)
 	addr := s.Addr().String()
 	if nc, err := nats.Connect("nats://" + token + "@" + addr); err != nil {
 		t.Fatalf("token in the URL should authenticate: %v", err)
@@ -176,4 +168,20 @@ func TestNATSTokenInURLIsNotLogged(t *testing.T) {
 	if strings.Contains(logs.String(), token) {
 		t.Errorf("worker log shows the token:\n%s", logs.String())
 	}
+}
+
+// tokenServer starts a NATS server that requires token (CONNECT auth
+// token) on a loopback port of its own.
+func tokenServer(t *testing.T, token string) *server.Server {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, Authorization: token, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10e9) {
+		t.Fatal("server not ready")
+	}
+	t.Cleanup(s.Shutdown)
+	return s
 }
