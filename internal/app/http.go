@@ -32,6 +32,12 @@ type HTTPServer struct {
 // on addr until Shutdown. Unlike ServeHTTP it does not stop with a context:
 // a worker keeps it up while it drains, so its last counters are scraped.
 func StartHTTP(addr string, reg *prometheus.Registry, checks map[string]Check, log zerolog.Logger) (*HTTPServer, error) {
+	return startHTTP(addr, reg, func() map[string]Check { return checks }, log)
+}
+
+// startHTTP is StartHTTP with the checks read at each /readyz request: nil
+// (a worker still connecting) answers 503 "starting: not ready".
+func startHTTP(addr string, reg *prometheus.Registry, checksNow func() map[string]Check, log zerolog.Logger) (*HTTPServer, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -40,6 +46,12 @@ func StartHTTP(addr string, reg *prometheus.Registry, checks map[string]Check, l
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		cctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
+		checks := checksNow()
+		if checks == nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte("starting: not ready\n"))
+			return
+		}
 		for name, check := range checks {
 			if err := check(cctx); err != nil {
 				w.WriteHeader(http.StatusServiceUnavailable)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -320,6 +321,31 @@ func StartWorker(ctx context.Context, cfg config.Worker, getenv func(string) str
 		return nil, err
 	}
 
+	// /healthz answers from before the connection on: a worker waits for
+	// NATS by design, and a liveness probe that found no server restarted
+	// it while it waited (found in review, twenty-second session). /readyz
+	// answers "starting: not ready" until the worker's checks are set.
+	reg := prometheus.NewRegistry()
+	var ready atomic.Pointer[map[string]Check]
+	var srv *HTTPServer
+	if cfg.MetricsAddr != "" {
+		srv, err = startHTTP(cfg.MetricsAddr, reg, func() map[string]Check {
+			if checks := ready.Load(); checks != nil {
+				return *checks
+			}
+			return nil
+		}, log)
+		if err != nil {
+			return nil, fmt.Errorf("metrics_addr %s: %w", cfg.MetricsAddr, err)
+		}
+		defer func() {
+			if err != nil {
+				srv.Shutdown()
+			}
+		}()
+		log.Info().Str("addr", srv.Addr()).Msg("serving /metrics, /healthz, /readyz")
+	}
+
 	inf, err := Connect(ctx, cfg, log)
 	if err != nil {
 		return nil, err
@@ -330,7 +356,6 @@ func StartWorker(ctx context.Context, cfg config.Worker, getenv func(string) str
 		}
 	}()
 
-	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	tm := taxonomy.NewMetrics(reg)
 	im := idempotency.NewMetrics(reg)
@@ -368,12 +393,12 @@ func StartWorker(ctx context.Context, cfg config.Worker, getenv func(string) str
 		return nil, err
 	}
 	r := &Running{Infra: inf, Registry: reg, Log: log, done: make(chan error, 1)}
-	if cfg.MetricsAddr != "" {
+	if srv != nil {
 		sc := inf.Streams.WithDefaults()
 		// The server outlives ctx: Running.Wait stops it once the worker
 		// has drained, so what the drain counts is still scraped. /readyz
 		// answers not ready from the end of ctx on (the worker check).
-		srv, err := StartHTTP(cfg.MetricsAddr, reg, map[string]Check{
+		ready.Store(&map[string]Check{
 			"nats": func(context.Context) error {
 				if !inf.NC.IsConnected() {
 					return errors.New("nats not connected")
@@ -383,12 +408,8 @@ func StartWorker(ctx context.Context, cfg config.Worker, getenv func(string) str
 			"stores":  inf.Stores.Ping,
 			"streams": newStreamsCheck(inf.JS, sc.RequestsStream, sc.ResultsStream, sc.DLQStream).Check,
 			"worker":  func(context.Context) error { return w.Ready() },
-		}, log)
-		if err != nil {
-			return nil, fmt.Errorf("metrics_addr %s: %w", cfg.MetricsAddr, err)
-		}
+		})
 		r.http = srv
-		log.Info().Str("addr", srv.Addr()).Msg("serving /metrics, /healthz, /readyz")
 	}
 	go func() { r.done <- w.Run(ctx) }()
 	return r, nil
