@@ -23,12 +23,21 @@ type renewer struct {
 	start *time.Timer // starts the loop when it has something to do
 	quit  chan struct{}
 	done  chan struct{}
+	// leaseUntil is the end of the last lease the store granted: written
+	// only by the loop, read by until after stop.
+	leaseUntil time.Time
 }
 
 // startRenewer renews c's lease every RenewInterval until stop. If the
 // claim is lost (ErrNotOwner, ErrLeaseLost) or the lease runs out without a
 // successful renewal, it cancels the tool's context with that cause: another
 // owner may be running the tool, so this one should stop as soon as it can.
+// After that cancel it keeps renewing until stop, and gives up only when
+// the claim is lost: the cancelled tool may still be winding down (its
+// downstream call in flight), and a store back before the lease ends keeps
+// the key this owner's until the tool returns, instead of letting another
+// owner run the effect alongside it (found in review, twenty-third
+// session).
 // The first renewal is due RenewInterval after the claim's answer arrived,
 // or at once when the cancel would come before that: the lease started at
 // the store, so a claim answered late (a slow network, a loaded server)
@@ -39,7 +48,7 @@ type renewer struct {
 // that (most do) costs a timer, not a goroutine, a ticker and a second
 // timer.
 func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel context.CancelCauseFunc) *renewer {
-	r := &renewer{quit: make(chan struct{}), done: make(chan struct{})}
+	r := &renewer{quit: make(chan struct{}), done: make(chan struct{}), leaseUntil: leaseUntil}
 	o := c.w.opts
 	// Renewals outlive the caller's cancellation: the tool may still be
 	// winding down and the claim must hold until it returns.
@@ -50,7 +59,7 @@ func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel 
 	// margin (a tenth of the lease, at most 2 s) covers the store's clock
 	// running ahead and the tool's reaction time.
 	margin := cancelMargin(o.Lease)
-	cancelAt := func() time.Duration { return time.Until(leaseUntil) - margin }
+	cancelAt := func() time.Duration { return time.Until(r.leaseUntil) - margin }
 	first := o.RenewInterval
 	if cancelAt() < first {
 		first = 0 // the cancel would come first: renew now
@@ -61,9 +70,17 @@ func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel 
 		defer t.Stop()
 		expire := time.NewTimer(cancelAt())
 		defer expire.Stop()
+		expireC := expire.C // nil once the tool was cancelled
 		expired := func(cause error) {
 			o.Metrics.leaseLost(c.agent, c.tool)
 			cancel(fmt.Errorf("%w: %s: %w", ErrLeaseExpired, c.ticket.Key, cause))
+			expireC = nil
+		}
+		renewed := func(until time.Time) {
+			r.leaseUntil = until
+			if expireC != nil {
+				expire.Reset(cancelAt()) // Go 1.23+: a fire not yet received is dropped
+			}
 		}
 		var lastErr error = errors.New("no renewal succeeded")
 		// A renewal runs on its own goroutine, so the cancel above is never
@@ -78,12 +95,19 @@ func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel 
 		var pending chan renewal
 		defer func() {
 			if pending != nil {
-				<-pending
+				if res := <-pending; res.err == nil {
+					r.leaseUntil = res.until // complete may count on it
+				}
 			}
 		}()
 		renew := func() chan renewal {
-			// A renewal is worth waiting for until the lease ends, not longer.
-			rctx, rcancel := context.WithTimeout(ctx, max(min(o.StoreTimeout, cancelAt()), time.Millisecond))
+			// A renewal is worth waiting for until the tool's cancel, not
+			// longer; once the tool is cancelled, for a store call's time.
+			timeout := o.StoreTimeout
+			if expireC != nil {
+				timeout = max(min(o.StoreTimeout, cancelAt()), time.Millisecond)
+			}
+			rctx, rcancel := context.WithTimeout(ctx, timeout)
 			out := make(chan renewal, 1)
 			go func() {
 				defer rcancel()
@@ -102,20 +126,18 @@ func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel 
 			select {
 			case <-r.quit:
 				return
-			case <-expire.C:
+			case <-expireC:
 				select {
 				case res := <-pending: // answered at the same moment: a success still counts
 					pending = nil
 					if res.err == nil {
-						leaseUntil = res.until
-						expire.Reset(cancelAt())
+						renewed(res.until)
 						continue
 					}
 					lastErr = res.err
 				default:
 				}
-				expired(lastErr)
-				return
+				expired(lastErr) // and keep renewing while the tool winds down
 			case <-t.C:
 				if pending != nil {
 					continue // the last renewal has not answered yet
@@ -125,9 +147,13 @@ func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel 
 				pending = nil
 				switch err := res.err; {
 				case err == nil:
-					leaseUntil = res.until
-					expire.Reset(cancelAt()) // Go 1.23+: a fire not yet received is dropped
+					renewed(res.until)
 				case IsOwnershipError(err):
+					if expireC == nil {
+						// Cancelled already, and counted as lost then.
+						o.Logger.Error().Err(err).Str("key", c.ticket.Key).Msg("idempotency: claim lost while the cancelled tool winds down")
+						return
+					}
 					o.Metrics.leaseLost(c.agent, c.tool)
 					o.Logger.Error().Err(err).Str("key", c.ticket.Key).Msg("idempotency: claim lost while the tool runs; cancelling it")
 					cancel(err)
@@ -135,9 +161,8 @@ func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel 
 				default:
 					o.Metrics.storeError(c.agent, c.tool, "renew")
 					lastErr = err
-					if cancelAt() <= 0 {
+					if expireC != nil && cancelAt() <= 0 {
 						expired(err)
-						return
 					}
 				}
 			}
@@ -145,6 +170,10 @@ func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel 
 	})
 	return r
 }
+
+// until returns the end of the last lease the store granted this claim
+// (the claim's own, or its last renewal's). Call it after stop.
+func (r *renewer) until() time.Time { return r.leaseUntil }
 
 // stop stops renewing and waits for the goroutine, if it started, to end.
 // Safe to call twice.

@@ -305,12 +305,13 @@ func (c *call) run(ctx context.Context, args map[string]any, leaseUntil time.Tim
 			// The tool may have done its effect before it panicked: the
 			// outcome is unknown, and a retry must not run it again.
 			r.stop()
-			c.complete(outcomeUnknown)
+			c.complete(outcomeUnknown, r.until())
 			panic(p)
 		}
 	}()
 	res, err = c.w.inner.Run(runCtx, args)
 	r.stop()
+	leaseUntil = r.until() // the claim is this caller's until then
 	switch {
 	case err != nil && (errors.Is(err, ErrNotApplied) || errors.Is(err, tool.ErrInvalidArguments)):
 		c.release("error")
@@ -319,7 +320,7 @@ func (c *call) run(ctx context.Context, args map[string]any, leaseUntil time.Tim
 		// The tool ran and failed: it may have done its effect first (a
 		// refund sent, its reply lost). Store that the outcome is unknown,
 		// so a retry answers from the record instead of running it again.
-		c.complete(outcomeUnknown)
+		c.complete(outcomeUnknown, leaseUntil)
 		// Marked, so the model (and the degraded answer) hear what a
 		// retry will: the outcome is unknown. A timeout used to read as
 		// "timed out, try once more" on the first call only, and the
@@ -335,15 +336,15 @@ func (c *call) run(ctx context.Context, args map[string]any, leaseUntil time.Tim
 		// The effect happened; never run it again. Record that the result
 		// could not be stored (with the tool's actions) and report the
 		// encoding error.
-		c.complete(c.notRecordedRecords()[0])
+		c.complete(c.notRecordedRecords()[0], leaseUntil)
 		return nil, fmt.Errorf("idempotency: tool %s: encode result: %w", c.tool, encErr)
 	}
 	stored, encErr := c.withActions(res, raw)
 	if encErr != nil {
-		c.complete(c.notRecordedRecords()[0])
+		c.complete(c.notRecordedRecords()[0], leaseUntil)
 		return nil, fmt.Errorf("idempotency: tool %s: encode actions: %w", c.tool, encErr)
 	}
-	c.complete(stored)
+	c.complete(stored, leaseUntil)
 	// Every caller, first or replayed, sees the same JSON-shaped result
 	// (but for a result too large for the store: the first caller gets it,
 	// a replay gets the result_not_recorded map, see complete). Both get
@@ -421,13 +422,23 @@ var outcomeUnknown = func() json.RawMessage {
 	return raw
 }()
 
-// complete stores the result, retrying store failures within WaitTimeout.
-// The tool has run: failures are logged and counted, not returned. A result
-// the store can never hold (ErrResultTooLarge) is replaced by the
-// result_not_recorded map with the tool's actions (notRecordedRecords).
-func (c *call) complete(raw json.RawMessage) {
+// complete stores the result, retrying an unreachable store (with backoff)
+// until the claim's lease ends (leaseUntil, the end of the last lease the
+// store granted this caller), and at least for max(WaitTimeout,
+// StoreTimeout). Until the lease ends no other owner can take the key, so a
+// store back by then still records the result; giving up earlier (after
+// max(WaitTimeout, StoreTimeout), 10 s of a 30 s lease by default) left the
+// key in progress, and the first call after the lease ran the effect again
+// (found in review, twenty-third session). The tool has run: failures are
+// logged and counted, not returned. A result the store can never hold
+// (ErrResultTooLarge) is replaced by the result_not_recorded map with the
+// tool's actions (notRecordedRecords).
+func (c *call) complete(raw json.RawMessage, leaseUntil time.Time) {
 	o := c.w.opts
 	deadline := time.Now().Add(max(o.WaitTimeout, o.StoreTimeout))
+	if leaseUntil.After(deadline) {
+		deadline = leaseUntil
+	}
 	b := backoff.NewExponentialBackOff(backoff.WithInitialInterval(waitInitialInterval), backoff.WithMaxInterval(waitMaxInterval), backoff.WithMaxElapsedTime(0))
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), o.StoreTimeout)
@@ -458,8 +469,8 @@ func (c *call) complete(raw json.RawMessage) {
 		}
 		d := b.NextBackOff()
 		if !errors.Is(err, ErrStoreUnavailable) || time.Now().Add(d).After(deadline) {
-			c.logAt(zerolog.ErrorLevel).Err(err).Str("key", c.ticket.Key).
-				Msg("idempotency: the tool ran but its result could not be stored; the claim stays in progress until its lease ends")
+			c.logAt(zerolog.ErrorLevel).Err(err).Str("key", c.ticket.Key).Time("lease_until", leaseUntil).
+				Msg("idempotency: the tool ran but its result could not be stored; the claim stays in progress until its lease ends, and a call after that runs the tool again")
 			return
 		}
 		time.Sleep(d)
