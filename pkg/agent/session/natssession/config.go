@@ -34,8 +34,9 @@ type Config struct {
 	// InvocationBucket names the invocation bucket (default
 	// DefaultInvocationBucket).
 	InvocationBucket string
-	// SessionTTL, when positive, is the session bucket's MaxAge: a session
-	// expires this long after its last append. Zero keeps sessions.
+	// SessionTTL, when positive, is the session bucket's MaxAge (at least
+	// 100ms, JetStream's minimum): a session expires this long after its
+	// last append. Zero keeps sessions.
 	SessionTTL time.Duration
 	// LockMaxAge is the lock bucket's MaxAge (default DefaultLockMaxAge): it
 	// removes lock entries nobody released. Leases may not exceed it.
@@ -105,6 +106,8 @@ func (c Config) Validate() error {
 	}
 	if c.SessionTTL < 0 {
 		errs = append(errs, fmt.Errorf("session TTL %v is negative", c.SessionTTL))
+	} else if c.SessionTTL > 0 && c.SessionTTL < 100*time.Millisecond {
+		errs = append(errs, fmt.Errorf("session TTL %v is below 100ms (JetStream's minimum max age; 0 keeps sessions)", c.SessionTTL))
 	}
 	if c.LockMaxAge < time.Second {
 		errs = append(errs, fmt.Errorf("lock max age %v is below 1s", c.LockMaxAge))

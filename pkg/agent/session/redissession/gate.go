@@ -106,8 +106,10 @@ return r
 // Config, so it can be mixed with them freely.
 //
 // The scripts touch a session's lock and an invocation's record, which have
-// different hash tags: Gate needs a standalone Redis (or Sentinel), not
-// Cluster; NewGate refuses a cluster client (use session.NewGate there).
+// different hash tags: Gate needs a client of one Redis server (standalone,
+// or Sentinel's failover client), not a Cluster or a Ring, which would run
+// each script on the node or shard of its first key only; NewGate refuses
+// those (use session.NewGate there).
 type Gate struct {
 	locker *Locker
 	invs   *Invocations
@@ -118,12 +120,17 @@ var (
 	_ session.EventGate   = (*Gate)(nil)
 )
 
-// ErrClusterGate is returned by NewGate for a Redis Cluster client.
-var ErrClusterGate = errors.New("redissession: Gate needs a standalone Redis; on Cluster use session.NewGate")
+// ErrClusterGate is returned by NewGate for a client that does not talk to
+// one Redis server: a Cluster client, a Ring, an auto-pipeliner over either,
+// or any other implementation of redis.UniversalClient.
+var ErrClusterGate = errors.New("redissession: Gate needs a client of one Redis server (standalone or Sentinel), not a Cluster or Ring; use session.NewGate there")
 
-// NewGate returns a Gate on rdb. cfg gets its defaults and is validated.
+// NewGate returns a Gate on rdb, which must be a *redis.Client (as
+// redis.NewClient and redis.NewFailoverClient return) or an auto-pipeliner
+// over one; anything else is refused with ErrClusterGate. cfg gets its
+// defaults and is validated.
 func NewGate(rdb redis.UniversalClient, cfg Config) (*Gate, error) {
-	if _, cluster := rdb.(*redis.ClusterClient); cluster {
+	if !oneServer(rdb) {
 		return nil, ErrClusterGate
 	}
 	l, err := NewLocker(rdb, cfg)
@@ -178,6 +185,31 @@ func (g *Gate) EnterWithSession(ctx context.Context, key session.Key, owner stri
 		}
 	}
 	return e, err
+}
+
+// oneServer reports whether rdb sends every command to one Redis server: a
+// *redis.Client, or an auto-pipeliner over one. An auto-pipeliner does not
+// expose its client, but hands Watch to it: a *redis.Client runs a Watch
+// with no keys (a transaction on one connection, no command sent), while a
+// Cluster client or a Ring (which cannot build an auto-pipeliner) refuses
+// it before anything else.
+func oneServer(rdb redis.UniversalClient) bool {
+	switch c := rdb.(type) {
+	case *redis.Client:
+		return c != nil
+	case *redis.AutoPipeliner:
+		if c == nil {
+			return false
+		}
+		ran := false
+		err := c.Watch(context.Background(), func(*redis.Tx) error {
+			ran = true
+			return nil
+		})
+		return err == nil && ran
+	default:
+		return false
+	}
 }
 
 // sameClient reports whether a and b are the same client (an
