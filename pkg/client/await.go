@@ -98,11 +98,15 @@ func (c *Client) AwaitAfter(ctx context.Context, invocationID string, afterSeq u
 	if err := c.flush(ctx); err != nil {
 		return nil, fmt.Errorf("client: await %s: %w", invocationID, err)
 	}
+	// A look-up lost in a server restart, or one JetStream does not answer
+	// yet after it (no responders), is no answer: wait on the subscription,
+	// which works, and look again later. Any other error (a missing results
+	// stream, a bad result) ends Await.
 	stored, err := c.lookupOnce(ctx, invocationID)
 	switch {
 	case err == nil && stored.Seq > afterSeq:
 		return stored.Result, nil
-	case err != nil && !errors.Is(err, ErrNoResult) && !errors.Is(err, errLookupLost):
+	case err != nil && !errors.Is(err, ErrNoResult) && !lookupUnanswered(err):
 		return nil, err
 	}
 	if c.waitingHook != nil {
@@ -215,6 +219,15 @@ const lookupLimit = 2 * time.Second
 // errLookupLost: a look-up got no answer within lookupLimit while the
 // caller's context still runs; Await looks again later.
 var errLookupLost = errors.New("client: result look-up got no answer")
+
+// lookupUnanswered reports whether a look-up's error (lookupOnce's) means
+// the server gave no answer yet, not that it answered with an error: the
+// request was lost in a restart (errLookupLost), or JetStream does not
+// answer yet after one (nats.ErrNoResponders: the server takes connections
+// before its streams are up).
+func lookupUnanswered(err error) bool {
+	return errors.Is(err, errLookupLost) || errors.Is(err, nats.ErrNoResponders)
+}
 
 // lookupOnce is Lookup within lookupLimit.
 func (c *Client) lookupOnce(ctx context.Context, invocationID string) (*StoredResult, error) {

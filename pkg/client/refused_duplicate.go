@@ -55,11 +55,13 @@ func (c *Client) answerOfDuplicate(ctx context.Context, rec *Receipt, before *St
 	// dropped all the same, and the stored refusal answers it (seen in a
 	// CI run, twenty-first session: the second refusal was taken for the
 	// resend's own answer).
+	// A look-up with no answer (lost, or no JetStream responders yet)
+	// finds nothing newer: the refusal.
 	stored, err := c.lookupOnce(ctx, rec.InvocationID)
 	switch {
 	case err == nil && stored.Seq > before.Seq && !stored.RefusedAsBadInput():
 		return stored.Result, nil
-	case err != nil && !errors.Is(err, ErrNoResult) && !errors.Is(err, errLookupLost):
+	case err != nil && !errors.Is(err, ErrNoResult) && !lookupUnanswered(err):
 		return nil, err
 	}
 	return before.Result, nil

@@ -91,15 +91,21 @@ func (c *Client) Send(ctx context.Context, req *envelope.Request) (*Receipt, err
 // SubmitAndAwait submits req and awaits its result: AwaitSent with the
 // result stored for req's invocation id before the submission. When the
 // submission is a duplicate it awaits the earlier request's result. A
-// request with an id of its own is looked up first (Lookup); when that
-// look-up fails, nothing is submitted and its error is returned. So a
-// request refused earlier as BAD_INPUT and submitted again (after the
-// requests stream's duplicate window) gets the result of this run, not the
-// stored refusal.
+// request with an id of its own is looked up first (Lookup, each try
+// bounded to 2 s and tried again while it gets no answer, as when it is
+// lost in a server restart); when that look-up fails, nothing is submitted
+// and its error is returned. So a request refused earlier as BAD_INPUT and
+// submitted again (after the requests stream's duplicate window) gets the
+// result of this run, not the stored refusal.
 func (c *Client) SubmitAndAwait(ctx context.Context, req *envelope.Request) (*envelope.Result, error) {
 	var before *StoredResult
 	if req != nil && envelope.ValidID(req.InvocationID) { // else a new id (nothing stored), or Send refuses it
-		stored, err := c.Lookup(ctx, req.InvocationID)
+		// Each try is bounded (lookupLimit): one lost in a server restart
+		// is never answered, and is tried again.
+		stored, err := c.lookupOnce(ctx, req.InvocationID)
+		for errors.Is(err, errLookupLost) {
+			stored, err = c.lookupOnce(ctx, req.InvocationID)
+		}
 		switch {
 		case err == nil:
 			before = stored
