@@ -51,8 +51,10 @@ type CallbackOptions struct {
 	Model string
 	// Metrics receives failure counts; nil records nothing.
 	Metrics *Metrics
-	// Logger receives one line per failure, with the raw message (page
-	// classes at error level, others at warn). The zero value logs nothing.
+	// Logger receives one line per failure, with the raw message
+	// sanitised like a dead letter's reason (tool.SanitizeString: first
+	// line, no URLs, hosts or addresses, capped) (page classes at error
+	// level, others at warn). The zero value logs nothing.
 	Logger zerolog.Logger
 	// Refusal replaces blocked responses; empty means DefaultRefusal.
 	Refusal string
@@ -70,8 +72,8 @@ type CallbackOptions struct {
 // AfterModel returns an after-model callback that classifies every
 // response in band and, for a failure: records it (session state
 // StateErrorClass/Channel/Invocation, the failure counter, a log line with
-// the raw message); replaces it with a short refusal when the class's
-// policy says Refuse (PROMPT_BLOCKED, OUTPUT_BLOCKED); sets FlagStateKey
+// the raw message sanitised); replaces it with a short refusal when the
+// class's policy says Refuse (PROMPT_BLOCKED, OUTPUT_BLOCKED); sets FlagStateKey
 // when the policy says Flag (TRUNCATED) and otherwise leaves the response
 // alone. Healthy responses pass untouched and record nothing.
 func AfterModel(opts CallbackOptions) agent.AfterModelCallback {
@@ -174,9 +176,12 @@ func (opts CallbackOptions) record(cc *agent.CallbackContext, f Failure) {
 	if cc != nil {
 		ev = ev.Str("invocation_id", cc.InvocationID()).Str("session_id", cc.Session().SessionID).Str("agent", cc.AgentName())
 	}
+	// Sanitised: a dial error names the internal host, its port and the
+	// resolver's address, and no log line may leak a host (found in
+	// review, twenty-third session).
 	ev.Str("class", string(f.Class)).Str("channel", string(f.Channel)).
 		Str("model", f.Model).Str("code", f.Code).Str("view", string(p.View)).
-		Bool("page", p.Page).Str("raw", f.Raw).Msg("llm error")
+		Bool("page", p.Page).Str("raw", tool.SanitizeString(f.Raw)).Msg("llm error")
 }
 
 // TextResponse returns a complete model turn with one text part (finish

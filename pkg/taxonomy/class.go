@@ -27,7 +27,9 @@ const (
 	// Auth is a missing, revoked or unauthorised credential (401, 403).
 	Auth Class = "AUTH"
 	// NotFound is an unknown model or resource (404), typically a
-	// deprecated model name in configuration.
+	// deprecated model name in configuration, or an endpoint address that
+	// is wrong: a host name that does not exist, an https URL for a
+	// plain-HTTP server.
 	NotFound Class = "NOT_FOUND"
 	// PromptBlocked is a prompt the provider refused to answer (no
 	// candidate came back, the prompt feedback names a block reason).

@@ -67,10 +67,12 @@ const OpenAICodeInsufficientQuota = "insufficient_quota"
 //     gateway or egress proxy: bad_certificate, unsupported_certificate,
 //     certificate_revoked, certificate_expired, certificate_unknown,
 //     unknown_ca, access_denied, certificate_required) → Auth; a host name
-//     that does not exist (*net.DNSError with IsNotFound) → NotFound. These
-//     page, like the provider's own 401 and 404, instead of being retried
-//     and replayed. A fatal alert refusing this client's TLS version or
-//     ciphers (protocol_version, insufficient_security) → Unknown, never
+//     that does not exist (*net.DNSError with IsNotFound) or an https URL
+//     for an endpoint that speaks plain HTTP (http.ErrSchemeMismatch)
+//     → NotFound. These page, like the provider's own 401 and 404, instead
+//     of being retried and replayed. A fatal alert refusing this client's
+//     TLS version or ciphers (protocol_version, insufficient_security)
+//     → Unknown, never
 //     retried; handshake_failure stays Transport (a server's failed
 //     signature sends it too). The alert is the *net.OpError{Op: "remote error"}
 //     crypto/tls returns, whose Err is its unexported alert type, matched
@@ -453,6 +455,12 @@ func misconfiguredEndpoint(err error) (Class, bool) {
 	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+		return NotFound, true
+	}
+	// A wrong address, like a host that does not exist: every call fails
+	// the same way (it was TRANSPORT, retried and replayed for ever; found
+	// in review, twenty-third session).
+	if errors.Is(err, http.ErrSchemeMismatch) {
 		return NotFound, true
 	}
 	return "", false

@@ -9,8 +9,10 @@ import (
 
 // Failure is one classified failure with its raw message kept beside the
 // class (the class says what to do; the raw message says what happened, for
-// logs and the weekly UNKNOWN review). Raw may contain provider text: log
-// it, never put it in a metric label or show it to a user.
+// logs and the weekly UNKNOWN review). Raw may contain provider text and
+// host names or addresses (a dial error): log it sanitised
+// (tool.SanitizeString, as AfterModel and OnModelError do), never put it
+// in a metric label or show it to a user.
 type Failure struct {
 	// Class is the failure class (Canceled for a cancelled call).
 	Class Class
