@@ -1,7 +1,9 @@
 package openai
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -33,7 +35,8 @@ func headerSafe(s string) string {
 // FuzzOpenAIErrorResponse: an HTTP error response of any status (400 to
 // 599), body and retry headers gives exactly one error, plain and
 // streaming; it is classified by its status (as ClassifyHTTPStatus says;
-// a 429 may be QUOTA_EXHAUSTED), and the server's Retry-After /
+// a 429 may be QUOTA_EXHAUSTED), or, for a Google error body with
+// details, as the Gemini adapter's genai.APIError would be, and the server's Retry-After /
 // retry-after-ms hint reaches retry.ServerHint through the adapter's error
 // whether the SDK could decode the body or not.
 func FuzzOpenAIErrorResponse(f *testing.F) {
@@ -47,6 +50,8 @@ func FuzzOpenAIErrorResponse(f *testing.F) {
 	f.Add(uint16(404), []byte(`{"error": null}`), "-1", "1e-9")
 	f.Add(uint16(502), []byte(`{"error": {"message": 5, "code": 7}}`), "0.5", "")
 	f.Add(uint16(400), []byte(invalidPrompt400), "", "")
+	f.Add(uint16(500), []byte(`[{"error": {"code": 500, "message": "x", "status": "INTERNAL", "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID"}]}}]`), "", "")
+	f.Add(uint16(429), []byte(`{"error": {"code": 429, "message": "x", "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "7s"}, 5]}}`), "", "")
 	var current atomic.Pointer[errorReply]
 	current.Store(&errorReply{status: 500})
 	fake := newFake(&testing.T{}, func(w http.ResponseWriter, r *http.Request) {
@@ -91,7 +96,13 @@ func FuzzOpenAIErrorResponse(f *testing.F) {
 				t.Fatalf("status %d stream=%v: %d responses, %d errors (%v); want one error", rep.status, stream, len(resps), len(errs), errs)
 			}
 			got := taxonomy.ClassifyError(errs[0])
-			if got != taxonomy.ClassifyHTTPStatus(rep.status, false) && got != taxonomy.ClassifyHTTPStatus(rep.status, true) {
+			if g, ok := bodyGoogleError(&http.Response{Body: io.NopCloser(bytes.NewReader(body))}, rep.status); ok {
+				// A Google error body's details classify as the Gemini
+				// adapter's error would.
+				if want := taxonomy.ClassifyError(g); got != want {
+					t.Fatalf("status %d stream=%v body %q: class %s, want %s as the Gemini error's (err %v)", rep.status, stream, body, got, want, errs[0])
+				}
+			} else if got != taxonomy.ClassifyHTTPStatus(rep.status, false) && got != taxonomy.ClassifyHTTPStatus(rep.status, true) {
 				t.Fatalf("status %d stream=%v body %q: class %s, want %s (err %v)", rep.status, stream, body, got, taxonomy.ClassifyHTTPStatus(rep.status, false), errs[0])
 			}
 			now := time.Now()

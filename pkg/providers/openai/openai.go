@@ -30,8 +30,12 @@
 //     MAX_TOKENS instead, which classifies TRUNCATED.
 //   - no choice at all is ErrorCode model.ErrorCodeUnknown.
 //   - streamed tool-call deltas without "index" (several compatible
-//     servers) are given one, and a name resent whole in every chunk is
-//     kept once, before the SDK's accumulator joins them (toolCallDeltas).
+//     servers) are given one, indices that start above 0 or skip some are
+//     renumbered densely, and a name resent whole in every chunk is kept
+//     once, before the SDK's accumulator joins them (toolCallDeltas).
+//   - a stream's usage is that of the last chunk that carried one (OpenAI
+//     sends it once, last; Gemini's OpenAI-compatible endpoint and others
+//     send a running total on every chunk), never the sum over chunks.
 //   - an HTTP 400 with the code "invalid_prompt" (the provider's policy
 //     check flagged the prompt), or Azure OpenAI's "content_filter", is not thrown: it is a response with no
 //     content and ErrorCode PROHIBITED_CONTENT, as a Gemini prompt block.
@@ -43,7 +47,14 @@
 // the SDK found no message (a body that is a JSON array, as Gemini's
 // OpenAI-compatible endpoint sends, or a top-level "message"), the text of
 // the *openai.Error's wrapper carries the provider's message read from the
-// body the SDK kept; the class still comes from the HTTP status. An error
+// body the SDK kept. When the body is a Google error with details
+// (google.rpc.Status, as Gemini's OpenAI-compatible endpoint sends, array or
+// not), a genai.APIError with the HTTP status, message, status and details
+// is in the chain beside the *openai.Error, so pkg/taxonomy and
+// retry.ServerHint read it as the Gemini adapter's: an ErrorInfo
+// API_KEY_INVALID is AUTH, a QuotaFailure on a daily quota
+// QUOTA_EXHAUSTED, a RetryInfo a retry hint; otherwise the class comes
+// from the HTTP status. An error
 // event inside a stream is a *model.ProviderError (no HTTP status: the
 // stream had answered 200) wrapping the SDK's *ssestream.StreamError.
 //
@@ -60,8 +71,9 @@
 // 8 characters is a placeholder and is left alone): every occurrence is
 // replaced by "[redacted]", in the returned error's text and in the
 // messages it carries (*openai.Error's Message, *model.ProviderError's
-// Message, *ssestream.StreamError's Message). The SDK's raw diagnostics
-// (RawJSON, the kept response body, DumpRequest) are left as they are.
+// Message, *ssestream.StreamError's Message, the genai.APIError's message,
+// status and details). The SDK's raw diagnostics (RawJSON, the kept
+// response body, DumpRequest) are left as they are.
 package openai
 
 import (
@@ -85,6 +97,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 	"github.com/tidwall/gjson"
+	"google.golang.org/genai"
 
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
 	"github.com/agentfleet/agentfleet/pkg/providers/internal/redirect"
@@ -246,10 +259,20 @@ func (m *Model) stream(ctx context.Context, name string, params openai.ChatCompl
 			agg      model.Aggregator
 			chunks   int
 			finished bool
+			// The usage of the last chunk that carried one: the
+			// accumulator adds every chunk's usage up, and servers that
+			// send a running total on every chunk (Gemini's
+			// OpenAI-compatible endpoint, Together, DeepSeek) had it
+			// multiplied by the number of chunks (found in review,
+			// twenty-third session). OpenAI sends it once, last.
+			lastUsage openai.CompletionUsage
 		)
 		for s.Next() {
 			chunk := s.Current()
 			chunks++
+			if chunk.JSON.Usage.Valid() && usage(chunk.Usage) != nil {
+				lastUsage = chunk.Usage
+			}
 			deltas.mend(&chunk)
 			if !acc.AddChunk(chunk) {
 				yield(nil, m.redactError(fmt.Errorf("openai: stream (model %s): chunk %d rejected by the accumulator (bad choice or tool-call index): %w",
@@ -291,6 +314,7 @@ func (m *Model) stream(ctx context.Context, name string, params openai.ChatCompl
 				name, chunks, io.ErrUnexpectedEOF)))
 			return
 		}
+		acc.ChatCompletion.Usage = lastUsage
 		out := FromChatCompletion(&acc.ChatCompletion)
 		out.TurnComplete = true
 		yield(out, nil)
@@ -387,11 +411,19 @@ func (m *Model) describeError(name string, err error, httpResp *http.Response) e
 		// session).
 		apiErr.Message = m.redact(apiErr.Message)
 		msg, code := apiErr.Message, apiErr.Code
+		if g, ok := bodyGoogleError(apiErr.Response, apiErr.StatusCode); ok {
+			// A Google error body's structured details (Gemini's
+			// OpenAI-compatible endpoint) decide the class and the wait
+			// as through the Gemini adapter: a refused key is AUTH, a
+			// spent daily quota QUOTA_EXHAUSTED, RetryInfo a retry hint
+			// (found in review, twenty-third session).
+			err = &withDetails{err: err, details: m.redactAPIError(g)}
+		}
 		if msg == "" {
 			// A body the SDK could not read the message from (a JSON
 			// array, as Gemini's OpenAI-compatible endpoint sends): read
 			// it from the body the SDK kept (found in review, nineteenth
-			// session). The text only: the class stays the status's.
+			// session).
 			bodyMsg, bodyCode := bodyErrorDetail(apiErr.Response)
 			if bodyMsg != "" {
 				msg = m.redact(bodyMsg)
@@ -506,6 +538,89 @@ func bodyErrorDetail(resp *http.Response) (msg, code string) {
 		}
 	}
 	return msg, ""
+}
+
+// bodyGoogleError reads a Google-style error (google.rpc.Status: code,
+// message, status and details, as Gemini's OpenAI-compatible endpoint
+// sends it, alone or as the first element of a JSON array) from the error
+// body the SDK kept in resp, putting the body back as bodyErrorDetail
+// does. The error's Code is status, the response's HTTP status. It
+// reports false when the error has no details that are JSON objects.
+func bodyGoogleError(resp *http.Response, status int) (genai.APIError, bool) {
+	if resp == nil || resp.Body == nil {
+		return genai.APIError{}, false
+	}
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(raw), resp.Body))
+	if !gjson.ValidBytes(raw) {
+		return genai.APIError{}, false
+	}
+	v := gjson.ParseBytes(raw)
+	if v.IsArray() {
+		v = v.Get("0")
+	}
+	e := v.Get("error")
+	if !e.IsObject() || !e.Get("details").IsArray() {
+		return genai.APIError{}, false
+	}
+	g := genai.APIError{Code: status, Message: e.Get("message").String(), Status: e.Get("status").String()}
+	for _, d := range e.Get("details").Array() {
+		var m map[string]any
+		if d.IsObject() && json.Unmarshal([]byte(d.Raw), &m) == nil {
+			g.Details = append(g.Details, m)
+		}
+	}
+	return g, len(g.Details) > 0
+}
+
+// withDetails is an error of the SDK together with the genai.APIError that
+// carries the structured details of its body (bodyGoogleError), so that
+// pkg/taxonomy and retry.ServerHint read them as they do the Gemini
+// adapter's errors. Its text is the SDK error's.
+type withDetails struct {
+	err     error
+	details genai.APIError
+}
+
+// Error returns the SDK error's text.
+func (e *withDetails) Error() string { return e.err.Error() }
+
+// Unwrap returns the SDK error and the genai.APIError.
+func (e *withDetails) Unwrap() []error { return []error{e.err, e.details} }
+
+// redactAPIError returns e with the configured API key removed from its
+// texts, Details included (each detail replaced, in e's slice, by a copy
+// without the key).
+func (m *Model) redactAPIError(e genai.APIError) genai.APIError {
+	e.Message = m.redact(e.Message)
+	e.Status = m.redact(e.Status)
+	for i, d := range e.Details {
+		e.Details[i], _ = m.redactValue(d).(map[string]any)
+	}
+	return e
+}
+
+// redactValue returns a copy of a decoded JSON value with the configured
+// API key removed from its strings (object keys included); values of other
+// types are returned as they are.
+func (m *Model) redactValue(v any) any {
+	switch v := v.(type) {
+	case string:
+		return m.redact(v)
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[m.redact(k)] = m.redactValue(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = m.redactValue(x)
+		}
+		return out
+	}
+	return v
 }
 
 // redact returns s with every occurrence of the configured API key

@@ -30,9 +30,18 @@ import (
 //     everything before it ("ab" then "ab"), which no tool name this
 //     adapter declares is likely to be. An id resent is harmless: the
 //     accumulator assigns ids, it does not append them.
+//   - A delta's index is renumbered densely, in the order the indices first
+//     appear: the accumulator fills a gap with an empty placeholder call,
+//     and servers that number calls from 1, or with gaps (gateways in front
+//     of Anthropic or Bedrock that use the content block's index, where
+//     block 0 is the text), got a call with no id, no name and no
+//     arguments beside the real ones (found in review, twenty-third
+//     session). Every delta of one server index goes to the same call, so
+//     calls and their arguments stay paired. An index of -1 is read as 0,
+//     as the accumulator does (one call, some providers); any other
+//     negative index is left for the accumulator to reject.
 //
-// Deltas that carry an index keep it. One value serves one stream; choices
-// are tracked apart.
+// One value serves one stream; choices are tracked apart.
 type toolCallDeltas struct {
 	choices map[int64]*choiceToolCalls
 }
@@ -42,8 +51,9 @@ type choiceToolCalls struct {
 	byID  map[string]int64           // the index of every tool-call id seen
 	hasID map[int64]bool             // the indices whose call has an id
 	names map[int64]*strings.Builder // the name built so far for each index
+	dense map[int64]int64            // the index given to each index the server sent
 	last  int64                      // the index the last delta went to; -1 before any
-	next  int64                      // the first index above every index seen
+	next  int64                      // the first index above every index given
 }
 
 // mend rewrites chunk's tool-call deltas in place (see toolCallDeltas).
@@ -58,7 +68,7 @@ func (d *toolCallDeltas) mend(chunk *openai.ChatCompletionChunk) {
 		}
 		st := d.choices[ch.Index]
 		if st == nil {
-			st = &choiceToolCalls{byID: make(map[string]int64), hasID: make(map[int64]bool), names: make(map[int64]*strings.Builder), last: -1}
+			st = &choiceToolCalls{byID: make(map[string]int64), hasID: make(map[int64]bool), names: make(map[int64]*strings.Builder), dense: make(map[int64]int64), last: -1}
 			d.choices[ch.Index] = st
 		}
 		for j := range ch.Delta.ToolCalls {
@@ -67,7 +77,8 @@ func (d *toolCallDeltas) mend(chunk *openai.ChatCompletionChunk) {
 	}
 }
 
-// mend gives tc an index when it has none and clears a resent name.
+// mend gives tc an index when it has none, renumbers the one it has
+// densely, and clears a resent name.
 func (st *choiceToolCalls) mend(tc *openai.ChatCompletionChunkChoiceDeltaToolCall) {
 	idx := tc.Index
 	if !tc.JSON.Index.Valid() {
@@ -85,13 +96,21 @@ func (st *choiceToolCalls) mend(tc *openai.ChatCompletionChunkChoiceDeltaToolCal
 			// else the call's id comes after its name: kept (found in
 			// review, twenty-first session: the call lost its id)
 		}
-		tc.Index = idx
-	} else if idx == -1 {
-		idx = 0 // the accumulator's reading of -1 (one call, some providers)
+	} else {
+		if idx == -1 {
+			idx = 0 // the accumulator's reading of -1 (one call, some providers)
+		}
+		if idx < 0 {
+			return // the accumulator rejects the chunk
+		}
+		given, seen := st.dense[idx]
+		if !seen {
+			given = st.next
+			st.dense[idx] = given
+		}
+		idx = given
 	}
-	if idx < 0 {
-		return // the accumulator rejects the chunk
-	}
+	tc.Index = idx
 	if tc.ID != "" {
 		if _, seen := st.byID[tc.ID]; !seen {
 			st.byID[tc.ID] = idx
