@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/time/rate"
 
+	"github.com/agentfleet/agentfleet/internal/worker"
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
 	"github.com/agentfleet/agentfleet/pkg/dlq"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
@@ -80,6 +81,12 @@ type exec struct {
 	// without running it), and the extra look-up per entry cost a fifth
 	// of the bulk replay's speed.
 	inCanary bool
+
+	freshMu sync.Mutex
+	// fresh holds the sequences of the canary's entries whose own replay
+	// was published afresh (not a duplicate): only those are canary
+	// replays (exec.canaryIDs).
+	fresh map[uint64]bool
 }
 
 // Execute carries out a plan: it replays, parks, skips and reports, in plan
@@ -113,7 +120,7 @@ func Execute(ctx context.Context, f *Fleet, plan []Planned, opts ExecOptions) (e
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
 	}
-	x := &exec{f: f, opts: opts, sum: opts.Summary, paused: map[string]bool{},
+	x := &exec{f: f, opts: opts, sum: opts.Summary, paused: map[string]bool{}, fresh: map[uint64]bool{},
 		prog: newProgress(opts.Progress, opts.Terminal, len(plan), "replay")}
 	x.rm = newRemover(x, plan)
 	defer x.prog.finish()
@@ -141,9 +148,11 @@ func Execute(ctx context.Context, f *Fleet, plan []Planned, opts ExecOptions) (e
 		// afresh: a replay an earlier, interrupted run already published
 		// comes back a duplicate with no result to wait for, so it does not
 		// count, and the canary takes the next entries instead. Neither does
-		// an entry whose invocation had already completed: it is not
-		// published (exec.completedBefore), and a canary must be made of
-		// replays that run.
+		// an entry whose invocation had already completed, nor one its
+		// invocation record shows superseded (a worker took its replay or
+		// a newer one already): it is not published
+		// (exec.completedBefore), and a canary must be made of replays
+		// that run. Each invocation counts once.
 		var canary []Planned
 		x.inCanary = true
 		for len(rest) > 0 {
@@ -362,19 +371,43 @@ func (x *exec) replay(ctx context.Context, p Planned) error {
 	// session: the canary passed on the old "completed" result and the
 	// rest went to a provider that still failed). Its entry is handled:
 	// it leaves the DLQ.
-	if x.inCanary && x.completedBefore(ctx, e) {
-		x.sum.update(e.Class, func(c *Counts) { c.AlreadyCompleted++ })
-		x.rm.remove(ctx, p, func(err error) {
-			if err != nil {
-				x.sum.update(e.Class, func(c *Counts) { c.Errors++ })
-				x.prog.done(p, "invocation already completed (not replayed), but ERROR deleting the DLQ entry: "+err.Error())
-				return
-			}
-			x.prog.done(p, "invocation already completed; not replayed, entry removed from the DLQ")
-		})
-		return nil
-	}
+	//
+	// Nor is an entry its invocation record shows superseded: an
+	// interrupted run published its replay, which ran and failed again
+	// and left a newer entry (found in review, twenty-third session: after
+	// the duplicate window the older entry's replay was published afresh,
+	// the worker acked it without running it, and the canary halted on a
+	// provider that works). It is handled too: counted "already replayed"
+	// and removed from the DLQ.
 	n := e.ReplayCount + 1
+	if x.inCanary {
+		completed, at := x.completedBefore(ctx, e)
+		if completed {
+			x.sum.update(e.Class, func(c *Counts) { c.AlreadyCompleted++ })
+			x.rm.remove(ctx, p, func(err error) {
+				if err != nil {
+					x.sum.update(e.Class, func(c *Counts) { c.Errors++ })
+					x.prog.done(p, "invocation already completed (not replayed), but ERROR deleting the DLQ entry: "+err.Error())
+					return
+				}
+				x.prog.done(p, "invocation already completed; not replayed, entry removed from the DLQ")
+			})
+			return nil
+		}
+		if at >= n {
+			x.sum.update(e.Class, func(c *Counts) { c.AlreadyReplayed++ })
+			x.rm.remove(ctx, p, func(err error) {
+				what := fmt.Sprintf("superseded (the invocation record is at replay %d, this entry's replay is %d)", at, n)
+				if err != nil {
+					x.sum.update(e.Class, func(c *Counts) { c.Errors++ })
+					x.prog.done(p, what+"; not replayed, but ERROR deleting the DLQ entry: "+err.Error())
+					return
+				}
+				x.prog.done(p, what+"; not replayed, entry removed from the DLQ")
+			})
+			return nil
+		}
+	}
 	x.tr.expect(e.InvocationID, e.Class, n, x.inCanary)
 	ack, err := x.f.JS.PublishMsg(ctx, ReplayMsg(x.f.Streams, e), jetstream.WithExpectStream(x.f.Streams.RequestsStream))
 	if err != nil {
@@ -402,6 +435,11 @@ func (x *exec) replay(ctx context.Context, p Planned) error {
 	} else {
 		x.sum.update(e.Class, func(c *Counts) { c.Replayed++ })
 		x.opts.Metrics.replayed(e.Class, e.Agent)
+		if x.inCanary {
+			x.freshMu.Lock()
+			x.fresh[p.Item.Seq] = true
+			x.freshMu.Unlock()
+		}
 	}
 	x.rm.remove(ctx, p, func(err error) { x.afterRemove(p, ack.Duplicate, err) })
 	return nil
@@ -458,23 +496,33 @@ func (x *exec) afterRemove(p Planned, duplicate bool, err error) {
 // published, and the worker's record still keeps it from running twice).
 // An entry whose invocation id was derived (dlq.IsDerived) is never taken
 // for one: a producer's invocation may carry the same id.
-func (x *exec) completedBefore(ctx context.Context, e *dlq.Entry) bool {
+//
+// at is the replay count the record shows (-1 without a readable record):
+// at or above e's next replay count (e.ReplayCount+1) the entry is
+// superseded, as a worker took its replay or a newer one already (the
+// worker acks a replay at or below its record's count without running
+// it, so publishing it would prove nothing).
+func (x *exec) completedBefore(ctx context.Context, e *dlq.Entry) (completed bool, at int) {
 	if dlq.IsDerived(e) {
-		return false
+		return false, -1
 	}
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if x.f.Stores != nil && x.f.Stores.Invocations != nil {
 		rec, err := x.f.Stores.Invocations.Get(cctx, e.InvocationID)
 		if err == nil {
-			return rec.Status == session.InvocationCompleted
+			at = -1
+			if r, err := worker.DecodeRecord(rec); err == nil {
+				at = r.ReplayCount
+			}
+			return rec.Status == session.InvocationCompleted, at
 		}
 	}
 	if x.f.Client == nil {
-		return false
+		return false, -1
 	}
 	st, err := x.f.Client.Lookup(cctx, e.InvocationID)
-	return err == nil && st.Status == envelope.StatusCompleted
+	return err == nil && st.Status == envelope.StatusCompleted, -1
 }
 
 // deleteEntry removes a handled entry from the DLQ. It finishes even when
@@ -516,17 +564,24 @@ func (x *exec) onResult(id, class string, st envelope.Status) {
 	}
 }
 
-// canaryIDs are the invocations of the canary entries whose replay was
-// published afresh (a result is awaited or came back).
+// canaryIDs are the distinct invocations of the canary entries whose own
+// replay was published afresh (a result is awaited or came back). An
+// entry whose replay came back a duplicate does not count even when a
+// newer entry of its invocation was published afresh (found in review,
+// twenty-third session: the two counted as two canary replays, and one
+// real replay was checked twice).
 func (x *exec) canaryIDs(canary []Planned) []string {
+	x.freshMu.Lock()
+	defer x.freshMu.Unlock()
 	var ids []string
-	pending := map[string]bool{}
-	for _, id := range x.tr.waiting() {
-		pending[id] = true
-	}
+	seen := map[string]bool{}
 	for _, p := range canary {
-		if p.Action == ActionReplay && (pending[p.Item.Entry.InvocationID] || x.tr.hasResult(p.Item.Entry.InvocationID)) {
-			ids = append(ids, p.Item.Entry.InvocationID)
+		if p.Action != ActionReplay || !x.fresh[p.Item.Seq] {
+			continue
+		}
+		if id := p.Item.Entry.InvocationID; !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
 		}
 	}
 	return ids

@@ -267,14 +267,6 @@ func (t *tracker) lookup(ctx context.Context, id string) (res *envelope.Result, 
 	return res, n, known, nil
 }
 
-// hasResult reports whether id's result arrived.
-func (t *tracker) hasResult(id string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	w, ok := t.pending[id]
-	return ok && w.res != nil
-}
-
 // waiting returns the registered invocation ids without a result yet.
 func (t *tracker) waiting() []string {
 	t.mu.Lock()
