@@ -138,7 +138,7 @@ func (w *Worker) afterPanic(ctx context.Context, msg jetstream.Msg, p any) {
 	// duplicate: the request was lost with no DLQ entry). If the publish
 	// fails nothing is recorded and the message comes back; a re-publish
 	// after a later failure is dropped by the entry's message id.
-	e, ok := w.publishRaw(ctx, j, taxonomy.Unknown, reason)
+	e, ok := w.publishRaw(ctx, j, taxonomy.Unknown, reason, true)
 	if !ok {
 		return
 	}

@@ -171,8 +171,12 @@ func (w *Worker) badInput(ctx context.Context, j *job, reason string) {
 // it can read from them, publishes a failed result when it has an
 // invocation id, and terminates the message: for a request that never
 // reached a run (BAD_INPUT) or one the worker panicked on.
+//
+// It records no failure generation of the invocation, so its entry is
+// published as received (dlq.SourceMsgID): it never takes the message id
+// of a later real failure of the same invocation id.
 func (w *Worker) deadLetterRaw(ctx context.Context, j *job, class taxonomy.Class, reason string) {
-	e, ok := w.publishRaw(ctx, j, class, reason)
+	e, ok := w.publishRaw(ctx, j, class, reason, false)
 	if !ok {
 		return
 	}
@@ -193,7 +197,17 @@ func (w *Worker) deadLetterRaw(ctx context.Context, j *job, class taxonomy.Class
 // publishRaw publishes the DLQ entry of the message's bytes as they came,
 // with the ids it can read from them, and awaits the PubAck. If the publish
 // fails the message is put back and ok is false.
-func (w *Worker) publishRaw(ctx context.Context, j *job, class taxonomy.Class, reason string) (e *dlq.Entry, ok bool) {
+//
+// recorded says the caller records the entry as the invocation's failure
+// in its replay generation (the invocation record says dead_lettered): the
+// entry then has the generation's message id (dlq.EntryMsgID), as a run's
+// dead letter has. Otherwise (BAD_INPUT, an undecodable request) it is
+// published as received (dlq.SourceMsgID, by the request's stream
+// sequence): with the generation's id it was the one the invocation's
+// first real failure takes, and a producer's resend of the refused id that
+// then failed was dropped as a duplicate of the refusal (found in review,
+// twenty-third session).
+func (w *Worker) publishRaw(ctx context.Context, j *job, class taxonomy.Class, reason string, recorded bool) (e *dlq.Entry, ok bool) {
 	id, agentName := peekIDs(j.msg.Data())
 	invocationID := id
 	if invocationID == "" {
@@ -210,7 +224,11 @@ func (w *Worker) publishRaw(ctx context.Context, j *job, class taxonomy.Class, r
 		Worker: w.cfg.Name, SourceSeq: j.meta.Sequence.Stream,
 	}
 	e.SetRequest(j.msg.Data())
-	if _, err := w.deps.DLQ.Publish(ctx, e); err != nil {
+	publish := w.deps.DLQ.PublishAsReceived
+	if recorded {
+		publish = w.deps.DLQ.Publish
+	}
+	if _, err := publish(ctx, e); err != nil {
 		w.nakInfra(j, "publish dead letter ("+string(class)+")", err)
 		return nil, false
 	}

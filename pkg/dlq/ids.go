@@ -22,18 +22,32 @@ func MsgID(invocationID string, n int) string {
 	return "dlq-" + invocationID + "-" + strconv.Itoa(n)
 }
 
-// EntryMsgID returns the Nats-Msg-Id the Publisher gives e: MsgID(e's
+// EntryMsgID returns the Nats-Msg-Id Publisher.Publish gives e: MsgID(e.s
 // invocation id, e's replay count), or, for an entry whose invocation id was
 // derived from its request's stream sequence (IsDerived),
 // dlq-seq:<sequence>-<n>. A producer may name an invocation seq-5 as well,
 // and ':' is in no invocation id, so the dead letter of the undecodable
 // request at sequence 5 and that invocation's never share a message id
 // (with MsgID alone they did, and the second was dropped as a duplicate).
+//
+// Publisher.PublishAsReceived gives every entry SourceMsgID instead.
 func EntryMsgID(e *Entry) string {
 	if IsDerived(e) {
-		return "dlq-seq:" + strconv.FormatUint(e.SourceSeq, 10) + "-" + strconv.Itoa(e.ReplayCount)
+		return SourceMsgID(e.SourceSeq, e.ReplayCount)
 	}
 	return MsgID(e.InvocationID, e.ReplayCount)
+}
+
+// SourceMsgID returns dlq-seq:<sourceSeq>-<n>, the Nats-Msg-Id of the dead
+// letter of the request message stored at sourceSeq in AGENT_REQUESTS, as
+// it came, at replay n: of an entry that records no failure generation of
+// its invocation (Publisher.PublishAsReceived). A redelivery of the same
+// message has the same sequence, so a re-publish after a crash is still
+// dropped as a duplicate; and no invocation's MsgID takes it (':' is in no
+// invocation id), so it never swallows the dead letter of a real run of the
+// same invocation id, nor is swallowed by it.
+func SourceMsgID(sourceSeq uint64, n int) string {
+	return "dlq-seq:" + strconv.FormatUint(sourceSeq, 10) + "-" + strconv.Itoa(n)
 }
 
 // IsDerived reports whether e's invocation id is the one

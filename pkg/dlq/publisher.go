@@ -65,6 +65,31 @@ func (p *Publisher) Publish(ctx context.Context, e *Entry) (*jetstream.PubAck, e
 	if err := p.normalise(e); err != nil {
 		return nil, err
 	}
+	return p.publish(ctx, e, EntryMsgID(e))
+}
+
+// PublishAsReceived writes e as Publish does, for the dead letter of a
+// request message as it came that records no failure generation of its
+// invocation (a request refused as BAD_INPUT, or one the worker could not
+// decode): its Nats-Msg-Id is SourceMsgID(e.SourceSeq, e.ReplayCount), not
+// the invocation's MsgID. That id is the one the invocation's first real
+// failure in the same replay generation takes: a producer's resend of the
+// refused invocation id (once the requests' duplicate window has passed)
+// that then failed was dropped as a duplicate of the refusal, and its work
+// was never replayed (found in review, twenty-third session). An entry
+// without a SourceSeq is rejected with an error matching ErrInvalidEntry.
+func (p *Publisher) PublishAsReceived(ctx context.Context, e *Entry) (*jetstream.PubAck, error) {
+	if e != nil && e.SourceSeq == 0 {
+		return nil, &DecodeError{Reason: "an entry published as received needs its source_seq"}
+	}
+	if err := p.normalise(e); err != nil {
+		return nil, err
+	}
+	return p.publish(ctx, e, SourceMsgID(e.SourceSeq, e.ReplayCount))
+}
+
+// publish encodes the normalised e and writes it with the message id msgID.
+func (p *Publisher) publish(ctx context.Context, e *Entry, msgID string) (*jetstream.PubAck, error) {
 	data, err := e.EncodeToFit(int(p.js.Conn().MaxPayload()) - headerReserve)
 	if err != nil {
 		return nil, err
@@ -80,7 +105,7 @@ func (p *Publisher) Publish(ctx context.Context, e *Entry) (*jetstream.PubAck, e
 	msg.Header.Set(HeaderReplayCount, strconv.Itoa(e.ReplayCount))
 	msg.Header.Set(HeaderEntryVersion, strconv.Itoa(e.V))
 	ack, err := p.js.PublishMsg(ctx, msg,
-		jetstream.WithMsgID(EntryMsgID(e)),
+		jetstream.WithMsgID(msgID),
 		jetstream.WithExpectStream(p.cfg.Stream))
 	if err != nil {
 		return nil, fmt.Errorf("dlq: publish %s (%s): %w", e.InvocationID, e.Class, err)
