@@ -19,6 +19,7 @@ import (
 	"github.com/agentfleet/agentfleet/internal/config"
 	"github.com/agentfleet/agentfleet/internal/cooldown"
 	"github.com/agentfleet/agentfleet/internal/streams"
+	"github.com/agentfleet/agentfleet/internal/support"
 	"github.com/agentfleet/agentfleet/internal/worker"
 	"github.com/agentfleet/agentfleet/pkg/agent"
 	"github.com/agentfleet/agentfleet/pkg/agent/session/natssession"
@@ -367,10 +368,14 @@ func StartWorker(ctx context.Context, cfg config.Worker, getenv func(string) str
 	if err != nil {
 		return nil, err
 	}
-	// The model's series exist from the start, at 0: a first failure after
-	// a restart is an increase() the alerts see (configs/prometheus).
+	// The series the "any increase" alerts watch exist from the start, at
+	// 0: a first event after a restart is an increase() the alerts see
+	// (configs/prometheus). Unknown tools' names cannot be known here; their
+	// alert has terms of its own for a restart.
 	tm.Init(chain.Name())
 	sup := SupportAgent(cfg, chain, inf.Stores, tm, im, log)
+	wm.Init(sup.Name)
+	im.Init(sup.Name, support.RefundOrderTool)
 	runner := &agent.Runner{Agent: sup, Sessions: inf.Stores.Sessions, Logger: log, Metrics: am}
 
 	w, err := worker.New(ctx, worker.Config{

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/agentfleet/agentfleet/internal/cooldown"
@@ -52,6 +53,9 @@ type known struct {
 func knownMetrics(t testing.TB) known {
 	t.Helper()
 	reg := prometheus.NewRegistry()
+	// The worker registers the process collector too
+	// (process_start_time_seconds).
+	reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	cm := cooldown.NewMetrics(reg)
 	cm.Observe("m", time.Now().Add(time.Minute))
 	for _, m := range []any{

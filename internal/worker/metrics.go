@@ -1,6 +1,10 @@
 package worker
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/agentfleet/agentfleet/pkg/taxonomy"
+)
 
 // Metric names exported by the worker.
 const (
@@ -59,6 +63,32 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		reg.MustRegister(m.Messages, m.DeadLetters, m.InFlight, m.Duration, m.Pages, m.LoopSuspects)
 	}
 	return m
+}
+
+// Init creates at 0 the series the "any increase" alerts watch, for each of
+// agents (the agents the worker runs): LoopSuspects, DeadLetters of every
+// failure class, Pages of the page-level classes, and the BAD_INPUT and
+// UNKNOWN DeadLetters of requests for an agent the worker does not run. A
+// worker restarted at the same address thus exports them from its start,
+// and its first event is an increase() from 0: a series that appeared at 1
+// while the previous process's series of the same labels was recent went
+// unseen (configs/prometheus/alerts.yaml). Like taxonomy Metrics.Init.
+func (m *Metrics) Init(agents ...string) {
+	if m == nil {
+		return
+	}
+	for _, a := range agents {
+		m.LoopSuspects.WithLabelValues(a)
+		for _, c := range taxonomy.Classes() {
+			m.DeadLetters.WithLabelValues(string(c), a)
+			if taxonomy.PolicyFor(c).Page {
+				m.Pages.WithLabelValues(string(c), a)
+			}
+		}
+	}
+	for _, c := range []taxonomy.Class{taxonomy.BadInput, taxonomy.Unknown} {
+		m.DeadLetters.WithLabelValues(string(c), unknownAgentLabel)
+	}
 }
 
 func (m *Metrics) message(agent, action string) {

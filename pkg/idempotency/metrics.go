@@ -80,6 +80,22 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 }
 
+// Init creates at 0 the series of agent's tool that have no label but
+// agent and tool (Replays, ArgsMismatch, InProgressConflicts, LeaseLost),
+// for a tool wrapped with Options.Agent agent. A worker restarted at the
+// same address thus exports them from its start, and its first lost lease
+// is an increase() from 0: a series that appeared at 1 while the previous
+// process's series of the same labels was recent went unseen by the alert
+// (configs/prometheus/alerts.yaml).
+func (m *Metrics) Init(agent, tool string) {
+	if m == nil {
+		return
+	}
+	for _, c := range []*prometheus.CounterVec{m.Replays, m.ArgsMismatch, m.InProgressConflicts, m.LeaseLost} {
+		c.WithLabelValues(agent, tool)
+	}
+}
+
 func (m *Metrics) claim(agent, tool string, o Outcome) {
 	if m != nil {
 		m.Claims.WithLabelValues(agent, tool, string(o)).Inc()
