@@ -36,7 +36,7 @@ func headerSafe(s string) string {
 // 599), body and retry headers gives exactly one error, plain and
 // streaming; it is classified by its status (as ClassifyHTTPStatus says;
 // a 429 may be QUOTA_EXHAUSTED), or, for a Google error body with
-// details, as the Gemini adapter's genai.APIError would be, and the server's Retry-After /
+// typed details ("@type"), as the Gemini adapter's genai.APIError would be, and the server's Retry-After /
 // retry-after-ms hint reaches retry.ServerHint through the adapter's error
 // whether the SDK could decode the body or not.
 func FuzzOpenAIErrorResponse(f *testing.F) {
@@ -52,6 +52,7 @@ func FuzzOpenAIErrorResponse(f *testing.F) {
 	f.Add(uint16(400), []byte(invalidPrompt400), "", "")
 	f.Add(uint16(500), []byte(`[{"error": {"code": 500, "message": "x", "status": "INTERNAL", "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID"}]}}]`), "", "")
 	f.Add(uint16(429), []byte(`{"error": {"code": 429, "message": "x", "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "7s"}, 5]}}`), "", "")
+	f.Add(uint16(429), []byte(`{"error": {"message": "x", "code": "insufficient_quota", "details": [{"reason": "billing"}]}}`), "", "")
 	var current atomic.Pointer[errorReply]
 	current.Store(&errorReply{status: 500})
 	fake := newFake(&testing.T{}, func(w http.ResponseWriter, r *http.Request) {

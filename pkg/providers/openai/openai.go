@@ -545,7 +545,12 @@ func bodyErrorDetail(resp *http.Response) (msg, code string) {
 // sends it, alone or as the first element of a JSON array) from the error
 // body the SDK kept in resp, putting the body back as bodyErrorDetail
 // does. The error's Code is status, the response's HTTP status. It
-// reports false when the error has no details that are JSON objects.
+// reports false when no detail is a JSON object with an "@type" string:
+// Google's details always name their type, and an OpenAI error body that
+// also carries untyped details is OpenAI's error, classified by its code
+// (found in review of this session's fix, twenty-third session: a 429
+// insufficient_quota with details was RATE_LIMITED, as pkg/taxonomy reads
+// a genai.APIError before an *openai.Error).
 func bodyGoogleError(resp *http.Response, status int) (genai.APIError, bool) {
 	if resp == nil || resp.Body == nil {
 		return genai.APIError{}, false
@@ -564,13 +569,17 @@ func bodyGoogleError(resp *http.Response, status int) (genai.APIError, bool) {
 		return genai.APIError{}, false
 	}
 	g := genai.APIError{Code: status, Message: e.Get("message").String(), Status: e.Get("status").String()}
+	typed := false
 	for _, d := range e.Get("details").Array() {
 		var m map[string]any
 		if d.IsObject() && json.Unmarshal([]byte(d.Raw), &m) == nil {
 			g.Details = append(g.Details, m)
+			if t, ok := m["@type"].(string); ok && t != "" {
+				typed = true
+			}
 		}
 	}
-	return g, len(g.Details) > 0
+	return g, typed
 }
 
 // withDetails is an error of the SDK together with the genai.APIError that

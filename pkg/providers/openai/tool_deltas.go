@@ -37,7 +37,13 @@ import (
 //     block 0 is the text), got a call with no id, no name and no
 //     arguments beside the real ones (found in review, twenty-third
 //     session). Every delta of one server index goes to the same call, so
-//     calls and their arguments stay paired. An index of -1 is read as 0,
+//     calls and their arguments stay paired. A server index seen for the
+//     first time continues a call opened by deltas without "index", not
+//     a new one, when its delta carries that call's id, or carries no id
+//     and no name and that call took the last delta (a stream that opens
+//     a call without "index" and continues it with "index": 0 was split
+//     into two calls; found in review of this session's fix, twenty-third
+//     session). An index of -1 is read as 0,
 //     as the accumulator does (one call, some providers); any other
 //     negative index is left for the accumulator to reject.
 //
@@ -52,6 +58,7 @@ type choiceToolCalls struct {
 	hasID map[int64]bool             // the indices whose call has an id
 	names map[int64]*strings.Builder // the name built so far for each index
 	dense map[int64]int64            // the index given to each index the server sent
+	fixed map[int64]bool             // the indices given to some index the server sent
 	last  int64                      // the index the last delta went to; -1 before any
 	next  int64                      // the first index above every index given
 }
@@ -68,7 +75,7 @@ func (d *toolCallDeltas) mend(chunk *openai.ChatCompletionChunk) {
 		}
 		st := d.choices[ch.Index]
 		if st == nil {
-			st = &choiceToolCalls{byID: make(map[string]int64), hasID: make(map[int64]bool), names: make(map[int64]*strings.Builder), dense: make(map[int64]int64), last: -1}
+			st = &choiceToolCalls{byID: make(map[string]int64), hasID: make(map[int64]bool), names: make(map[int64]*strings.Builder), dense: make(map[int64]int64), fixed: make(map[int64]bool), last: -1}
 			d.choices[ch.Index] = st
 		}
 		for j := range ch.Delta.ToolCalls {
@@ -106,7 +113,13 @@ func (st *choiceToolCalls) mend(tc *openai.ChatCompletionChunkChoiceDeltaToolCal
 		given, seen := st.dense[idx]
 		if !seen {
 			given = st.next
+			if known, ok := st.byID[tc.ID]; tc.ID != "" && ok && !st.fixed[known] {
+				given = known // the call its id opened without "index"
+			} else if tc.ID == "" && tc.Function.Name == "" && st.last >= 0 && !st.fixed[st.last] {
+				given = st.last // a continuation of a call opened without "index"
+			}
 			st.dense[idx] = given
+			st.fixed[given] = true
 		}
 		idx = given
 	}
