@@ -37,7 +37,12 @@ type renewer struct {
 // downstream call in flight), and a store back before the lease ends keeps
 // the key this owner's until the tool returns, instead of letting another
 // owner run the effect alongside it (found in review, twenty-third
-// session).
+// session). Nor does it wait for the ticker then while the last granted
+// lease has not ended: it renews as soon as it cancels (unless a renewal
+// is in flight) and retries a failed renewal after a short backoff, as
+// the next tick may come only at or after the lease's end; after that end
+// it renews on the ticker again (found in review of this session's fix,
+// twenty-third session).
 // The first renewal is due RenewInterval after the claim's answer arrived,
 // or at once when the cancel would come before that: the lease started at
 // the store, so a claim answered late (a slow network, a loaded server)
@@ -71,6 +76,15 @@ func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel 
 		expire := time.NewTimer(cancelAt())
 		defer expire.Stop()
 		expireC := expire.C // nil once the tool was cancelled
+		// Once the tool is cancelled, a failed renewal is retried after
+		// backoff while the last granted lease has not ended: the cancel
+		// comes only a margin before that end, and the ticker's next tick
+		// may come after it.
+		backoff := max(min(o.RenewInterval, margin/4), 5*time.Millisecond)
+		retry := time.NewTimer(backoff)
+		retry.Stop()
+		defer retry.Stop()
+		var retryC <-chan time.Time // non-nil while a retry is due
 		expired := func(cause error) {
 			o.Metrics.leaseLost(c.agent, c.tool)
 			cancel(fmt.Errorf("%w: %s: %w", ErrLeaseExpired, c.ticket.Key, cause))
@@ -78,6 +92,7 @@ func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel 
 		}
 		renewed := func(until time.Time) {
 			r.leaseUntil = until
+			retryC = nil // renewed: the ticker is in time again
 			if expireC != nil {
 				expire.Reset(cancelAt()) // Go 1.23+: a fire not yet received is dropped
 			}
@@ -138,6 +153,14 @@ func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel 
 				default:
 				}
 				expired(lastErr) // and keep renewing while the tool winds down
+				if pending == nil {
+					pending = renew() // now, not at the next tick
+				}
+			case <-retryC:
+				retryC = nil
+				if pending == nil {
+					pending = renew()
+				}
 			case <-t.C:
 				if pending != nil {
 					continue // the last renewal has not answered yet
@@ -163,6 +186,10 @@ func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel 
 					lastErr = err
 					if expireC != nil && cancelAt() <= 0 {
 						expired(err)
+					}
+					if expireC == nil && time.Now().Before(r.leaseUntil) {
+						retry.Reset(backoff)
+						retryC = retry.C
 					}
 				}
 			}
