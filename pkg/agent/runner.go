@@ -21,8 +21,9 @@ type Runner struct {
 	Agent *Agent
 	// Sessions stores events and state. Required.
 	Sessions session.Service
-	// Logger receives warnings (unknown tools, panics). The zero value logs
-	// nothing.
+	// Logger receives warnings (unknown tools, panics, events that could
+	// not be stored; an error's text sanitised by tool.SanitizeString: no
+	// URLs, hosts or addresses). The zero value logs nothing.
 	Logger zerolog.Logger
 	// Metrics, if non-nil, counts tool calls and invocations.
 	Metrics *Metrics
@@ -463,11 +464,16 @@ func (inv *invocation) loop(ctx context.Context, yield func(*session.Event, erro
 		}
 		return ferr
 	case stopped:
-		inv.logAt(zerolog.WarnLevel).Err(ferr).Msg("storing held events failed after the caller stopped")
+		inv.logAt(zerolog.WarnLevel).Str(zerolog.ErrorFieldName, tool.SanitizeString(ferr.Error())).
+			Msg("storing held events failed after the caller stopped")
 		return err
 	}
 	if err != nil {
-		inv.logAt(zerolog.WarnLevel).Err(err).Msg("invocation failed, and storing its held events failed too")
+		// Sanitised like the taxonomy's "llm error" line: a model or store
+		// error names its endpoint's host, port and resolver (found in
+		// review of this session's fix, twenty-third session).
+		inv.logAt(zerolog.WarnLevel).Str(zerolog.ErrorFieldName, tool.SanitizeString(err.Error())).
+			Msg("invocation failed, and storing its held events failed too")
 	}
 	return ferr
 }

@@ -29,7 +29,7 @@ const (
 	// NotFound is an unknown model or resource (404), typically a
 	// deprecated model name in configuration, or an endpoint address that
 	// is wrong: a host name that does not exist, an https URL for a
-	// plain-HTTP server.
+	// plain-HTTP server or for a port that does not speak TLS.
 	NotFound Class = "NOT_FOUND"
 	// PromptBlocked is a prompt the provider refused to answer (no
 	// candidate came back, the prompt feedback names a block reason).

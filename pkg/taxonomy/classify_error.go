@@ -67,9 +67,10 @@ const OpenAICodeInsufficientQuota = "insufficient_quota"
 //     gateway or egress proxy: bad_certificate, unsupported_certificate,
 //     certificate_revoked, certificate_expired, certificate_unknown,
 //     unknown_ca, access_denied, certificate_required) → Auth; a host name
-//     that does not exist (*net.DNSError with IsNotFound) or an https URL
-//     for an endpoint that speaks plain HTTP (http.ErrSchemeMismatch)
-//     → NotFound. These page, like the provider's own 401 and 404, instead
+//     that does not exist (*net.DNSError with IsNotFound), an https URL
+//     for an endpoint that speaks plain HTTP (http.ErrSchemeMismatch) or
+//     one that does not speak TLS at all (a tls.RecordHeaderError with
+//     Conn set: the peer's first record is not TLS) → NotFound. These page, like the provider's own 401 and 404, instead
 //     of being retried and replayed. A fatal alert refusing this client's
 //     TLS version or ciphers (protocol_version, insufficient_security)
 //     → Unknown, never
@@ -461,6 +462,18 @@ func misconfiguredEndpoint(err error) (Class, bool) {
 	// the same way (it was TRANSPORT, retried and replayed for ever; found
 	// in review, twenty-third session).
 	if errors.Is(err, http.ErrSchemeMismatch) {
+		return NotFound, true
+	}
+	// The same for a port that speaks neither TLS nor HTTP (SSH, Redis, a
+	// database): crypto/tls sets RecordHeaderError.Conn only when the first
+	// record from the peer does not look like TLS at all, and net/http
+	// turns that into ErrSchemeMismatch only for a bare error whose bytes
+	// are "HTTP/". A record header error after the handshake began (Conn
+	// nil: an oversized record, a changed version) is not decided here: a
+	// corrupted stream can be a blip (found in review of this session's
+	// fix, twenty-third session).
+	var rh tls.RecordHeaderError
+	if errors.As(err, &rh) && rh.Conn != nil {
 		return NotFound, true
 	}
 	return "", false

@@ -100,14 +100,17 @@ var (
 	urlRE        = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://\S+`)
 	hostPortRE   = regexp.MustCompile(`(?i)\b(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-f:]+\]|[a-z0-9_-]+(?:\.[a-z0-9_-]+)+|localhost)(?::\d{2,5})\b`)
 	ipRE         = regexp.MustCompile(`\b\d{1,3}(?:\.\d{1,3}){3}\b`)
-	// netHostPortRE: a host:port after a network word, an arrow or an at
-	// sign (Go's "dial tcp orders-db:5432", "->redis-primary:6379",
-	// "user@db:5432", a MySQL DSN's "tcp(orders-db:3306)"), where a
-	// single-label name (a Kubernetes or compose
+	// netHostPortRE: a host:port after a network word, the word "host",
+	// an arrow or an at sign (Go's "dial tcp orders-db:5432",
+	// "->redis-primary:6379", "user@db:5432", a MySQL DSN's
+	// "tcp(orders-db:3306)", aiohttp's "Cannot connect to host
+	// vllm-backend:8000" that an LLM proxy passes on, a "Host:" header),
+	// where a single-label name (a Kubernetes or compose
 	// service) is a host too, underscores included (compose names its
 	// containers "myapp_redis_1"); hostPortRE needs a dot to tell a host from
-	// "code:500".
-	netHostPortRE = regexp.MustCompile(`(?i)(\b(?:tcp|udp)[46]?(?:\s+|\()|->|@)[a-z0-9][a-z0-9_-]*:\d{1,5}\b`)
+	// "code:500". "host" was added in review of this session's fix
+	// (twenty-third session).
+	netHostPortRE = regexp.MustCompile(`(?i)(\b(?:(?:tcp|udp)[46]?(?:\s+|\()|host:?\s+)|->|@)[a-z0-9][a-z0-9_-]*:\d{1,5}\b`)
 	// lookupRE: the name in Go's DNS error ("lookup orders-db on
 	// 10.0.0.2:53: no such host", "lookup orders-db: ..."), only in that
 	// shape: "order lookup failed" is plain text.

@@ -52,6 +52,7 @@ func FuzzSanitizeMatchesReference(f *testing.F) {
 		`candidate authority certificate "A \"B\"`, `DNS name "a.io" is excluded by constraint "io"`, "x509: cannot validate certificate for fd00::7 because",
 		"x509: certificate is valid for a., b c, not d.", "x509: certificate is valid for 3 names", `x509: cannot parse dnsName "a."`,
 		`URI SAN "s://a" failed`, `URI with IP ("h") cannot`, `cannot parse URI host "a:1:2"`,
+		"Cannot connect to host vllm-backend:8000 ssl:default", "Host: api:443", "HOST\tx_1:1", "ghost a:1", "hoſt b:2",
 	} {
 		f.Add(s)
 	}

@@ -24,6 +24,11 @@ func TestSanitizeString(t *testing.T) {
 		{name: "url", in: "GET https://orders.internal.acme.com/v1/x failed", mustNot: []string{"acme", "https"}},
 		{name: "host port", in: "dial tcp 10.0.3.7:5432: connection refused", mustNot: []string{"10.0.3.7", "5432"}},
 		{name: "internal host", in: "db-primary.svc unreachable", mustNot: []string{"db-primary"}},
+		// Regression (found in review of this session's fix, twenty-third
+		// session): a single-label host after "host" (aiohttp's text, passed
+		// on by an LLM proxy) was kept.
+		{name: "single-label host after host", in: "Cannot connect to host vllm-backend:8000 ssl:default", want: "Cannot connect to host [redacted] ssl:default"},
+		{name: "host header", in: "bad gateway (Host: orders-api:8080)", mustNot: []string{"orders-api", "8080"}},
 		{name: "control chars", in: "a\x00b\x1bc", want: "abc"},
 	}
 	for _, c := range cases {

@@ -19,6 +19,7 @@ func FuzzSanitizeStringIdempotent(f *testing.F) {
 		"lookup orders-db on 10.0.0.2:53: no such host", "db.internal is down", strings.Repeat("é", 300),
 		strings.Repeat("x ", 99) + "db.internalx", " \t[redacted]:80 ",
 		"SELECT\tid FROM t", "->redis-primary:6379", "\u212aelvin \u017felect",
+		"Cannot connect to host vllm-backend:8000 ssl:default", "host host a:1", "Host:  b:2",
 		"x509: certificate is valid for a.io, b.io, not c.io", strings.Repeat("x", 150) + " x509: certificate is valid for a.acme.io, b.acme.io, not c.acme.io",
 	} {
 		f.Add(s)
