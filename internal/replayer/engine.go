@@ -409,7 +409,7 @@ func (x *exec) replay(ctx context.Context, p Planned) error {
 		}
 	}
 	x.tr.expect(e.InvocationID, e.Class, n, x.inCanary)
-	ack, err := x.f.JS.PublishMsg(ctx, ReplayMsg(x.f.Streams, e), jetstream.WithExpectStream(x.f.Streams.RequestsStream))
+	ack, err := x.f.JS.PublishMsg(ctx, ReplayItemMsg(x.f.Streams, p.Item), jetstream.WithExpectStream(x.f.Streams.RequestsStream))
 	if err != nil {
 		x.tr.forget(e.InvocationID, n)
 		if ctx.Err() != nil {
@@ -483,7 +483,7 @@ func (x *exec) afterRemove(p Planned, duplicate bool, err error) {
 		return
 	}
 	if duplicate {
-		x.prog.done(p, "already replayed ("+EntryReplayMsgID(e)+" was published before); not published again")
+		x.prog.done(p, "already replayed ("+ItemReplayMsgID(p.Item)+" was published before); not published again")
 		return
 	}
 	x.prog.done(p, "replayed")
@@ -499,9 +499,11 @@ func (x *exec) afterRemove(p Planned, duplicate bool, err error) {
 //
 // at is the replay count the record shows (-1 without a readable record):
 // at or above e's next replay count (e.ReplayCount+1) the entry is
-// superseded, as a worker took its replay or a newer one already (the
-// worker acks a replay at or below its record's count without running
-// it, so publishing it would prove nothing).
+// superseded, as a worker took its replay or a newer one already, and
+// publishing it would prove nothing: once the record has finished, the
+// worker acks a replay at or below its count without running it; while it
+// is still running, the replay in flight (the one the record counts)
+// finishes or dead-letters by itself, leaving a newer entry if it fails.
 func (x *exec) completedBefore(ctx context.Context, e *dlq.Entry) (completed bool, at int) {
 	if dlq.IsDerived(e) {
 		return false, -1
@@ -589,12 +591,13 @@ func (x *exec) canaryIDs(canary []Planned) []string {
 
 // checkCanary waits for the canary replays' results, all within one
 // ResultTimeout, and halts unless all completed. With no fresh replay in
-// the canary (the whole plan was published by an earlier run, or every
-// publish failed) there is nothing to check and nothing left to replay.
+// the canary (the whole plan was published by an earlier run, completed or
+// superseded already, or every publish failed) there is nothing to check
+// and nothing left to replay.
 func (x *exec) checkCanary(ctx context.Context, canary []Planned) error {
 	ids := x.canaryIDs(canary)
 	if len(ids) == 0 {
-		x.prog.note("canary: no replay was published afresh (duplicates of an earlier run's, invocations already completed, or publish errors); nothing is left to replay")
+		x.prog.note("canary: no replay was published afresh (duplicates of an earlier run's, invocations already completed, entries superseded by a newer replay, or publish errors); nothing is left to replay")
 		return nil
 	}
 	x.prog.note("canary: waiting up to %s for the results of %d replays", x.opts.ResultTimeout, len(ids))

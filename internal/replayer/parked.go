@@ -110,14 +110,33 @@ func (p *Parked) refusal(err error) error {
 // Subject returns <prefix>.<class>.<agent>.
 func (p *Parked) Subject(class, agent string) string { return p.cfg.Prefix + "." + class + "." + agent }
 
-// ParkedMsgID is the parked copy's Nats-Msg-Id: the entry's DLQ message id
-// (dlq.EntryMsgID) with "parked" for "dlq", parked-<invocation_id>-<n> (n
-// the entry's replay count) or, for a derived invocation id,
-// parked-seq:<sequence>-<n>; so parking again after a crash between the
-// publish and the delete stores nothing twice, and the parked copies of two
-// entries never share an id, as their DLQ ids do not.
+// ParkedMsgID is the parked copy's Nats-Msg-Id of an entry whose stored
+// DLQ message carries no message id of the Publisher's (a hand-written
+// entry): its DLQ message id as dlq.EntryMsgID derives it with "parked"
+// for "dlq", parked-<invocation_id>-<n> (n the entry's replay count) or,
+// for a derived invocation id, parked-seq:<sequence>-<n>. Park names the
+// copy of any other entry after its stored id (itemParkedMsgID).
 func ParkedMsgID(e *dlq.Entry) string {
 	return "parked" + strings.TrimPrefix(dlq.EntryMsgID(e), "dlq")
+}
+
+// itemParkedMsgID is the Nats-Msg-Id of the parked copy of the decoded
+// entry it: its stored DLQ message id with "parked" for "dlq"
+// (parked-<invocation_id>-<n>, or parked-seq:<sequence>-<n> for an entry
+// published as received or with a derived id), so parking again after a
+// crash between the publish and the delete stores nothing twice, and the
+// parked copies of two entries never share an id, as their DLQ ids do not.
+// A stored message with no id of that form gets ParkedMsgID's. With
+// dlq.EntryMsgID alone a BAD_INPUT refusal (published as received, see
+// dlq.SourceMsgID) and its invocation's real dead letter at the same
+// replay count shared an id: the second copy was dropped as a duplicate
+// and its DLQ entry deleted all the same (found in review, twenty-third
+// session).
+func itemParkedMsgID(it *dlq.Item) string {
+	if stored := storedDLQMsgID(it); strings.HasPrefix(stored, "dlq-") {
+		return "parked" + strings.TrimPrefix(stored, "dlq")
+	}
+	return ParkedMsgID(it.Entry)
 }
 
 // parkedRawMsgID is the Nats-Msg-Id of the parked copy of an undecodable
@@ -131,7 +150,10 @@ func parkedRawMsgID(dlqSeq uint64) string {
 // Park copies it to the parked stream, recording the entry's own failure in
 // its History (a copy too large for the max payload keeps a shorter prefix
 // of the request, see dlq.Entry.EncodeToFit). The caller deletes the DLQ
-// entry after Park returned.
+// entry after Park returned. A copy the parked stream drops as a duplicate
+// is an error unless the copy stored under its id is of this very DLQ
+// entry (parked again after a crash before the delete): the entry is then
+// not parked, and must stay in the DLQ.
 func (p *Parked) Park(ctx context.Context, it *dlq.Item, reason string, now time.Time) error {
 	msg := &nats.Msg{Header: nats.Header{}}
 	for k, v := range it.Header {
@@ -147,7 +169,7 @@ func (p *Parked) Park(ctx context.Context, it *dlq.Item, reason string, now time
 			Class: e.Class, Reason: e.Reason, FailedAt: e.FailedAt, ReplayCount: e.ReplayCount,
 			DeliveryCount: e.DeliveryCount, Worker: e.Worker,
 		})
-		id = ParkedMsgID(&e)
+		id = itemParkedMsgID(it)
 		// The copy is larger than the entry (a History item, the parked
 		// headers): cut its request further when it would not fit what
 		// the headers leave of the max payload, as the Publisher cut it.
@@ -163,8 +185,36 @@ func (p *Parked) Park(ctx context.Context, it *dlq.Item, reason string, now time
 		id = parkedRawMsgID(it.Seq)
 	}
 	msg.Header.Del(dlq.HeaderMsgID)
-	if _, err := p.js.PublishMsg(ctx, msg, jetstream.WithMsgID(id), jetstream.WithExpectStream(p.cfg.Stream)); err != nil {
+	ack, err := p.js.PublishMsg(ctx, msg, jetstream.WithMsgID(id), jetstream.WithExpectStream(p.cfg.Stream))
+	if err != nil {
 		return fmt.Errorf("park seq %d: %w", it.Seq, err)
+	}
+	if ack.Duplicate {
+		if err := p.sameEntry(ctx, ack.Sequence, it.Seq); err != nil {
+			return fmt.Errorf("park seq %d: the parked stream dropped its copy as a duplicate of %s (entry left in the DLQ): %w", it.Seq, id, err)
+		}
+	}
+	return nil
+}
+
+// errParkedOther is the error of a parked copy dropped as a duplicate of
+// another entry's.
+var errParkedOther = errors.New("the parked copy stored under that id is of another DLQ entry")
+
+// sameEntry checks that the parked copy at parkedSeq (a duplicate's PubAck
+// names the first copy's sequence) is of the DLQ entry at dlqSeq. A copy
+// that cannot be read (purged meanwhile) is an error too: the entry must not
+// be deleted on a copy that may not be there.
+func (p *Parked) sameEntry(ctx context.Context, parkedSeq, dlqSeq uint64) error {
+	if parkedSeq == 0 {
+		return fmt.Errorf("%w (the PubAck names no sequence)", errParkedOther)
+	}
+	stored, err := p.Reader().Get(ctx, parkedSeq)
+	if stored == nil {
+		return fmt.Errorf("read the parked copy at parked seq %d: %w", parkedSeq, err)
+	}
+	if got := stored.Header.Get(HeaderDLQSeq); got != strconv.FormatUint(dlqSeq, 10) {
+		return fmt.Errorf("%w (parked seq %d was DLQ seq %s)", errParkedOther, parkedSeq, got)
 	}
 	return nil
 }

@@ -184,7 +184,7 @@ func planJSON(plan []Planned) []PlannedJSON {
 		if e := p.Item.Entry; e != nil {
 			j.Agent = e.Agent
 			if p.Action == ActionReplay {
-				j.MsgID = EntryReplayMsgID(e)
+				j.MsgID = ItemReplayMsgID(p.Item)
 			}
 		} else {
 			_, j.Agent = subjectTokens(p.Item.Subject)

@@ -2,6 +2,7 @@ package replayer
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -34,12 +35,58 @@ func ReplayMsgID(invocationID string, n int) string {
 // an id, and the second was dropped as a duplicate and its entry deleted
 // unreplayed (found in review, sixteenth session). dlq.EntryMsgID keeps
 // the two apart the same way.
+//
+// An entry published as received (a BAD_INPUT refusal) is named by its
+// request's sequence too, which the entry alone does not show: the
+// replayer names a stored entry's replay with ItemReplayMsgID.
 func EntryReplayMsgID(e *dlq.Entry) string {
-	n := e.ReplayCount + 1
 	if dlq.IsDerived(e) {
-		return "replay:seq:" + strconv.FormatUint(e.SourceSeq, 10) + ":" + strconv.Itoa(n)
+		return seqReplayMsgID(e)
 	}
-	return ReplayMsgID(e.InvocationID, n)
+	return ReplayMsgID(e.InvocationID, e.ReplayCount+1)
+}
+
+// ItemReplayMsgID is the Nats-Msg-Id of the next replay of the decoded
+// entry it, as stored in the DLQ or the parked stream:
+// replay:seq:<source sequence>:<n> when its stored message id names it by
+// its request's stream sequence (dlq.IsSourceMsgID: an entry published as
+// received, such as a BAD_INPUT refusal, or its parked copy
+// parked-seq:...), else EntryReplayMsgID. An invocation may have a refusal
+// and a real dead letter at the same replay count; with
+// EntryReplayMsgID alone their replays shared replay:<id>:<n>, and after a
+// forced replay of the refusal the real entry's replay was dropped as a
+// duplicate and its entry deleted as "already replayed" (found in review,
+// twenty-third session).
+func ItemReplayMsgID(it *dlq.Item) string {
+	e := it.Entry
+	if e.SourceSeq != 0 && dlq.IsSourceMsgID(storedDLQMsgID(it)) {
+		return seqReplayMsgID(e)
+	}
+	return EntryReplayMsgID(e)
+}
+
+// seqReplayMsgID is replay:seq:<e's source sequence>:<e's replay count + 1>.
+func seqReplayMsgID(e *dlq.Entry) string {
+	return "replay:seq:" + strconv.FormatUint(e.SourceSeq, 10) + ":" + strconv.Itoa(e.ReplayCount+1)
+}
+
+// storedDLQMsgID is the DLQ message id of the stored entry it: its
+// Nats-Msg-Id, with a parked copy's "parked" turned back into "dlq" (Park
+// names the copy after the DLQ id, see itemParkedMsgID); "" without one.
+func storedDLQMsgID(it *dlq.Item) string {
+	id := it.Header.Get(dlq.HeaderMsgID)
+	if rest, ok := strings.CutPrefix(id, "parked-"); ok {
+		return "dlq-" + rest
+	}
+	return id
+}
+
+// ReplayItemMsg is ReplayMsg for the decoded entry it as stored: its
+// Nats-Msg-Id is ItemReplayMsgID's.
+func ReplayItemMsg(sc streams.Config, it *dlq.Item) *nats.Msg {
+	msg := ReplayMsg(sc, it.Entry)
+	msg.Header.Set(envelope.HeaderMsgID, ItemReplayMsgID(it))
+	return msg
 }
 
 // ReplayMsg returns the request message that replays e: its original

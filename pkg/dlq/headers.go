@@ -6,7 +6,8 @@ import "github.com/agentfleet/agentfleet/pkg/envelope"
 // without decoding the body.
 const (
 	// HeaderMsgID is JetStream's de-duplication header:
-	// dlq-<invocation_id>-<n> (see MsgID).
+	// dlq-<invocation_id>-<n> (see MsgID), or dlq-seq:<sequence>-<n> for
+	// an entry published as received (see SourceMsgID).
 	HeaderMsgID = envelope.HeaderMsgID
 	// HeaderClass is the failure class (also the subject's class token).
 	HeaderClass = "Agent-Error-Class"

@@ -2,6 +2,7 @@ package dlq
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
@@ -22,7 +23,7 @@ func MsgID(invocationID string, n int) string {
 	return "dlq-" + invocationID + "-" + strconv.Itoa(n)
 }
 
-// EntryMsgID returns the Nats-Msg-Id Publisher.Publish gives e: MsgID(e.s
+// EntryMsgID returns the Nats-Msg-Id Publisher.Publish gives e: MsgID(e's
 // invocation id, e's replay count), or, for an entry whose invocation id was
 // derived from its request's stream sequence (IsDerived),
 // dlq-seq:<sequence>-<n>. A producer may name an invocation seq-5 as well,
@@ -30,7 +31,10 @@ func MsgID(invocationID string, n int) string {
 // request at sequence 5 and that invocation's never share a message id
 // (with MsgID alone they did, and the second was dropped as a duplicate).
 //
-// Publisher.PublishAsReceived gives every entry SourceMsgID instead.
+// Publisher.PublishAsReceived gives every entry SourceMsgID instead, so
+// EntryMsgID is not the stored id of such an entry: a reader that needs it
+// reads the stored message's own Nats-Msg-Id (HeaderMsgID, see
+// IsSourceMsgID).
 func EntryMsgID(e *Entry) string {
 	if IsDerived(e) {
 		return SourceMsgID(e.SourceSeq, e.ReplayCount)
@@ -47,8 +51,20 @@ func EntryMsgID(e *Entry) string {
 // invocation id), so it never swallows the dead letter of a real run of the
 // same invocation id, nor is swallowed by it.
 func SourceMsgID(sourceSeq uint64, n int) string {
-	return "dlq-seq:" + strconv.FormatUint(sourceSeq, 10) + "-" + strconv.Itoa(n)
+	return sourceMsgIDPrefix + strconv.FormatUint(sourceSeq, 10) + "-" + strconv.Itoa(n)
 }
+
+// sourceMsgIDPrefix starts every SourceMsgID.
+const sourceMsgIDPrefix = "dlq-seq:"
+
+// IsSourceMsgID reports whether id, a stored entry's Nats-Msg-Id
+// (HeaderMsgID), is a SourceMsgID: the entry is named by its request's
+// stream sequence (it was published as received, or its invocation id was
+// derived), not by its invocation's failure generation. Anything that
+// names such an entry's work after it (a replay, a parked copy) must do so
+// by the sequence too: an invocation may have both a refusal and a real
+// dead letter at the same replay count.
+func IsSourceMsgID(id string) bool { return strings.HasPrefix(id, sourceMsgIDPrefix) }
 
 // IsDerived reports whether e's invocation id is the one
 // DerivedInvocationID gives its request's stream sequence. An invocation a
