@@ -84,6 +84,7 @@ func runDrain(ctx context.Context, c *cmdCtx, pos []string) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := NewMetrics(reg)
+	m.Init()
 	if addr != "" {
 		bound, err := app.ServeHTTP(ctx, addr, reg, map[string]app.Check{
 			"nats": func(context.Context) error {

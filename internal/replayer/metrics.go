@@ -74,6 +74,23 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
+// Init creates at 0 the Halts series of the rules a drain counts
+// (RuleAutoHalt, RuleStores; its other rules stop the drain before it
+// serves /metrics, or cannot trip in a drain). A drain restarted at the same
+// address thus exports them from its start, and its first halt is an
+// increase() from 0: a series that appeared at 1 while the previous
+// process's series of the same rule was recent went unseen by
+// AgentfleetDLQReplayHalted (configs/prometheus/alerts.yaml). Like worker
+// Metrics.Init.
+func (m *Metrics) Init() {
+	if m == nil {
+		return
+	}
+	for _, r := range []string{RuleAutoHalt, RuleStores} {
+		m.Halts.WithLabelValues(r)
+	}
+}
+
 func (m *Metrics) replayed(class, agent string) {
 	if m != nil {
 		m.Replayed.WithLabelValues(class, agent).Inc()
