@@ -5,8 +5,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/agentfleet/agentfleet/internal/cliflag"
 
+	"github.com/agentfleet/agentfleet/internal/cliflag"
+	"github.com/agentfleet/agentfleet/pkg/client"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
 
@@ -42,13 +43,20 @@ func runAwait(ctx context.Context, args []string, g *globals, env Env) int {
 }
 
 // awaitAndPrint waits up to --timeout for the result of id (await) and
-// prints it.
+// prints it. A wait during which the server answered none of the result
+// look-ups (client.ErrUnanswered: no JetStream responders, replies lost) is
+// an error that names the cause (exit 1), as lookup's is, not a result
+// that did not come in time.
 func awaitAndPrint(ctx context.Context, id string, g *globals, env Env, asJSON bool,
 	await func(context.Context) (*envelope.Result, error)) int {
 	actx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()
 	res, err := await(actx)
 	if err != nil {
+		if ctx.Err() == nil && errors.Is(err, client.ErrUnanswered) {
+			fmt.Fprintf(env.Stderr, "producer: no result for %s within %s: %v\n", id, g.timeout, err)
+			return ExitError
+		}
 		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 			fmt.Fprintf(env.Stderr, "producer: no result for %s within %s\n", id, g.timeout)
 			return ExitTimeout

@@ -38,7 +38,8 @@ func (s *StoredResult) RefusedAsBadInput() bool {
 }
 
 // Lookup returns the stored result of invocationID, or an error matching
-// ErrNoResult when there is none. It does not wait. The server hands a
+// ErrNoResult when there is none (one matching jetstream.ErrStreamNotFound
+// when the results stream is missing). It does not wait. The server hands a
 // result to subscribers before the stream stores it, so a result Await has
 // just returned may not be found by Lookup for a moment.
 func (c *Client) Lookup(ctx context.Context, invocationID string) (*StoredResult, error) {
@@ -50,6 +51,9 @@ func (c *Client) Lookup(ctx context.Context, invocationID string) (*StoredResult
 		return nil, err
 	}
 	raw, err := s.GetLastMsgForSubject(ctx, envelope.ResultSubject(c.cfg.ResultPrefix, invocationID))
+	if errors.Is(err, nats.ErrNoResponders) {
+		err = c.checkResultsStream(ctx, s, err)
+	}
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil, fmt.Errorf("client: result of %s: %w", invocationID, ErrNoResult)
 	}
@@ -67,11 +71,14 @@ func (c *Client) Lookup(ctx context.Context, invocationID string) (*StoredResult
 // already finished, else the next one published (seen on a subscription or,
 // when it was published just as Await began, in the stream, which Await
 // looks at again now and then while it waits). It waits until ctx ends
-// (then the error matches ctx.Err()); a connection that drops and
-// reconnects meanwhile (a server restart) does not end it, one closed for
-// good does. Any status is a result: a dead_lettered result means the
-// request is parked in the DLQ and may complete after a replay (Await
-// again, or AwaitAfter its sequence).
+// (then the error matches ctx.Err(), and ErrUnanswered too when none of
+// its look-ups was answered: it names the last one's failure, such as no
+// JetStream responders); a connection that drops and reconnects meanwhile
+// (a server restart, JetStream not answering for a while after it) does
+// not end it, one closed for good does, and so does a missing results
+// stream. Any status is a result: a dead_lettered result means the request
+// is parked in the DLQ and may complete after a replay (Await again, or
+// AwaitAfter its sequence).
 func (c *Client) Await(ctx context.Context, invocationID string) (*envelope.Result, error) {
 	return c.AwaitAfter(ctx, invocationID, 0)
 }
@@ -101,13 +108,23 @@ func (c *Client) AwaitAfter(ctx context.Context, invocationID string, afterSeq u
 	// A look-up lost in a server restart, or one JetStream does not answer
 	// yet after it (no responders), is no answer: wait on the subscription,
 	// which works, and look again later. Any other error (a missing results
-	// stream, a bad result) ends Await.
+	// stream, a bad result) ends Await. Until a look-up is answered (it
+	// finds a result or none), lastErr is the last one's failure: when ctx
+	// ends before one is, that is the cause, not a result that did not come
+	// in time (a server without JetStream; found in review, twenty-third
+	// session).
+	var lastErr error
+	answered := false
 	stored, err := c.lookupOnce(ctx, invocationID)
 	switch {
 	case err == nil && stored.Seq > afterSeq:
 		return stored.Result, nil
-	case err != nil && !errors.Is(err, ErrNoResult) && !lookupUnanswered(err):
+	case err == nil || errors.Is(err, ErrNoResult):
+		answered = true
+	case !lookupUnanswered(err):
 		return nil, err
+	default:
+		lastErr = err
 	}
 	if c.waitingHook != nil {
 		c.waitingHook(invocationID)
@@ -131,6 +148,8 @@ func (c *Client) AwaitAfter(ctx context.Context, invocationID string, afterSeq u
 			// The older result again (dropped by the stream), or a
 			// newer one the stream may not have stored yet: look now,
 			// and soon again.
+		case ctx.Err() != nil && !answered:
+			return nil, fmt.Errorf("client: await %s: %w: %w; the last: %w", invocationID, ctx.Err(), ErrUnanswered, lastErr)
 		case ctx.Err() != nil:
 			return nil, fmt.Errorf("client: await %s: %w", invocationID, ctx.Err())
 		case !errors.Is(err, context.DeadlineExceeded):
@@ -140,8 +159,12 @@ func (c *Client) AwaitAfter(ctx context.Context, invocationID string, afterSeq u
 		switch {
 		case err == nil && stored.Seq > afterSeq:
 			return stored.Result, nil
-		case errors.Is(err, ErrBadResult):
+		case errors.Is(err, ErrBadResult) || errors.Is(err, jetstream.ErrStreamNotFound):
 			return nil, err
+		case err == nil || errors.Is(err, ErrNoResult):
+			answered = true
+		default:
+			lastErr = err
 		}
 		// No newer result stored yet, or the look-up failed (the live
 		// subscription still works; the next look-up tries again).
@@ -220,6 +243,14 @@ const lookupLimit = 2 * time.Second
 // caller's context still runs; Await looks again later.
 var errLookupLost = errors.New("client: result look-up got no answer")
 
+// ErrUnanswered is matched, with ctx's error, by the error of an Await
+// (AwaitAfter, AwaitSent) whose ctx ended before any of its result
+// look-ups was answered: JetStream did not answer (no responders: a server
+// without JetStream, or one whose JetStream is not back after a restart) or
+// the look-ups' replies were lost. The error names the last look-up's
+// failure.
+var ErrUnanswered = errors.New("client: no result look-up was answered")
+
 // lookupUnanswered reports whether a look-up's error (lookupOnce's) means
 // the server gave no answer yet, not that it answered with an error: the
 // request was lost in a restart (errLookupLost), or JetStream does not
@@ -227,6 +258,32 @@ var errLookupLost = errors.New("client: result look-up got no answer")
 // before its streams are up).
 func lookupUnanswered(err error) bool {
 	return errors.Is(err, errLookupLost) || errors.Is(err, nats.ErrNoResponders)
+}
+
+// checkResultsStream tells why a read of the results stream through s got
+// no responders (err): AGENT_RESULTS allows direct gets, which nobody
+// answers when the stream is gone, or when JetStream does not answer yet
+// after a restart. It asks the stream's info (bounded by lookupLimit): when
+// the stream is not found, the cached handle s is dropped and that is the
+// error (found in review, twenty-third session: Await took a deleted
+// stream for JetStream not being back and waited out its context);
+// otherwise err (the stream found, its fresh handle replaces s).
+func (c *Client) checkResultsStream(ctx context.Context, s jetstream.Stream, err error) error {
+	ictx, cancel := context.WithTimeout(ctx, lookupLimit)
+	defer cancel()
+	fresh, ierr := c.js.Stream(ictx, c.cfg.ResultsStream)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case errors.Is(ierr, jetstream.ErrStreamNotFound):
+		if c.results == s {
+			c.results = nil
+		}
+		return fmt.Errorf("client: results stream %s: %w", c.cfg.ResultsStream, ierr)
+	case ierr == nil && c.results == s:
+		c.results = fresh
+	}
+	return err
 }
 
 // lookupOnce is Lookup within lookupLimit.

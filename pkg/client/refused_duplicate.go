@@ -3,7 +3,10 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
@@ -12,17 +15,52 @@ import (
 // dropped as a duplicate (rec) of an invocation whose stored result was a
 // BAD_INPUT refusal (before), by AwaitSent's rules: the result known now
 // (the refusal, before.Result itself, or a newer one), or nil when the
-// answer is the result that follows the refusal, still to come.
+// answer is the result that follows the refusal, still to come. While the
+// server gives no answer to decide by (JetStream does not answer yet after
+// a restart, or the result look-up's reply is lost) it asks again, with
+// backoff, until ctx ends: then its error matches ctx.Err() and
+// ErrUnanswered, and names the last failure. No answer is never taken for
+// "nothing newer" (found in review, twenty-third session: a duplicate of a
+// resend that completed was answered with the stale refusal).
 func (c *Client) answerOfDuplicate(ctx context.Context, rec *Receipt, before *StoredResult) (*envelope.Result, error) {
+	delay := relookupFirst
+	for {
+		res, err := c.answerOfDuplicateOnce(ctx, rec, before)
+		if err == nil || !lookupUnanswered(err) {
+			return res, err
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("client: await %s: %w: %w; the last: %w", rec.InvocationID, ctx.Err(), ErrUnanswered, err)
+		case <-t.C:
+		}
+		delay = min(2*delay, duplicateRetryMax)
+	}
+}
+
+// duplicateRetryMax is the longest wait between answerOfDuplicate's tries.
+const duplicateRetryMax = time.Second
+
+// answerOfDuplicateOnce is one try of answerOfDuplicate: its error matches
+// lookupUnanswered when the server gave no answer to decide by.
+func (c *Client) answerOfDuplicateOnce(ctx context.Context, rec *Receipt, before *StoredResult) (*envelope.Result, error) {
 	// Both reads of the requests stream are bounded and optional: a
 	// producer may lack STREAM.INFO or MSG.GET on it, and a read lost in a
 	// server restart is never answered. Without them the "gone" rule below
 	// decides, as it does for a request already removed (found in review,
 	// twenty-first session: a producer without the permissions waited out
-	// its whole context).
+	// its whole context). No responders is not that: JetStream does not
+	// answer yet (a permission violation is never answered), so
+	// answerOfDuplicate asks again.
 	lctx, cancel := context.WithTimeout(ctx, lookupLimit)
 	defer cancel()
-	if s, err := c.js.Stream(lctx, c.cfg.RequestsStream); err == nil {
+	s, err := c.js.Stream(lctx, c.cfg.RequestsStream)
+	if errors.Is(err, nats.ErrNoResponders) {
+		return nil, fmt.Errorf("client: requests stream %s: %w", c.cfg.RequestsStream, err)
+	}
+	if err == nil {
 		// Fetched, not cached: its info carries the duplicate window and,
 		// from nats-server 2.10, the server's time now (a 2.9 server sends
 		// none: the local clock then).
@@ -43,6 +81,8 @@ func (c *Client) answerOfDuplicate(ctx context.Context, rec *Receipt, before *St
 			return nil, nil // a resend stored after the refusal, not answered yet
 		case err == nil:
 			return before.Result, nil // the refused request, being removed
+		case errors.Is(err, nats.ErrNoResponders):
+			return nil, fmt.Errorf("client: requests stream %s: message %d: %w", c.cfg.RequestsStream, rec.Sequence, err)
 		}
 		// Gone (or not readable): the rule below.
 	}
@@ -55,13 +95,13 @@ func (c *Client) answerOfDuplicate(ctx context.Context, rec *Receipt, before *St
 	// dropped all the same, and the stored refusal answers it (seen in a
 	// CI run, twenty-first session: the second refusal was taken for the
 	// resend's own answer).
-	// A look-up with no answer (lost, or no JetStream responders yet)
-	// finds nothing newer: the refusal.
+	// A look-up with no answer (lost, or no JetStream responders yet) says
+	// nothing of what is stored: its error (answerOfDuplicate asks again).
 	stored, err := c.lookupOnce(ctx, rec.InvocationID)
 	switch {
 	case err == nil && stored.Seq > before.Seq && !stored.RefusedAsBadInput():
 		return stored.Result, nil
-	case err != nil && !errors.Is(err, ErrNoResult) && !lookupUnanswered(err):
+	case err != nil && !errors.Is(err, ErrNoResult):
 		return nil, err
 	}
 	return before.Result, nil

@@ -156,7 +156,10 @@ func (c *Client) SubmitAndAwait(ctx context.Context, req *envelope.Request) (*en
 // leaders' clocks), but "now" is the local clock on a server older than
 // 2.10, which does not send its own. Each read is bounded (2 s); a producer
 // without STREAM.INFO or STREAM.MSG.GET on the requests stream, or a read
-// that gets no answer, decides by the last rule alone. A resend that a
+// of it that gets no answer, decides by the last rule alone. While
+// JetStream does not answer (no responders) or the result look-up gets no
+// answer, AwaitSent asks again until ctx ends: no answer is not taken for
+// "nothing newer". A resend that a
 // worker requeued (a busy session) is gone from its sequence while a copy
 // of it waits: when the refusal is younger than the window, its duplicate
 // is answered with the refusal.
