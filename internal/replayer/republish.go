@@ -56,10 +56,13 @@ func EntryReplayMsgID(e *dlq.Entry) string {
 // EntryReplayMsgID alone their replays shared replay:<id>:<n>, and after a
 // forced replay of the refusal the real entry's replay was dropped as a
 // duplicate and its entry deleted as "already replayed" (found in review,
-// twenty-third session).
+// twenty-third session). A BAD_INPUT entry is named so whatever its
+// stored id: a worker older than that session stored its refusals as
+// dlq-<id>-<n>, the id a newer worker gives the invocation's real dead
+// letter (found in review of this session's fix).
 func ItemReplayMsgID(it *dlq.Item) string {
 	e := it.Entry
-	if e.SourceSeq != 0 && dlq.IsSourceMsgID(storedDLQMsgID(it)) {
+	if e.SourceSeq != 0 && (dlq.IsSourceMsgID(storedDLQMsgID(it)) || e.Class == string(taxonomy.BadInput)) {
 		return seqReplayMsgID(e)
 	}
 	return EntryReplayMsgID(e)
