@@ -187,7 +187,13 @@ func startRenewer(parent context.Context, c *call, leaseUntil time.Time, cancel 
 					if expireC != nil && cancelAt() <= 0 {
 						expired(err)
 					}
-					if expireC == nil && time.Now().Before(r.leaseUntil) {
+					// Retried soon only when the ticker's next renewal
+					// would come too late: after a renewal that
+					// succeeded since the cancel, the ticker is in time
+					// again for most of the new lease (found in review
+					// of this session's fix: a flapping store got a
+					// renewal every backoff for a whole lease).
+					if left := time.Until(r.leaseUntil); expireC == nil && left > 0 && left <= o.RenewInterval {
 						retry.Reset(backoff)
 						retryC = retry.C
 					}
