@@ -57,3 +57,27 @@ func (e *redactedError) Error() string { return e.text }
 
 // Unwrap returns the original error.
 func (e *redactedError) Unwrap() error { return e.err }
+
+// RedactKeyValue returns a copy of a decoded JSON value (as encoding/json
+// decodes into any) with key removed from its strings, object keys
+// included, as RedactKey removes it; values of other types are returned as
+// they are. The adapters use it on an error's structured details.
+func RedactKeyValue(v any, key string) any {
+	switch v := v.(type) {
+	case string:
+		return RedactKey(v, key)
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[RedactKey(k, key)] = RedactKeyValue(x, key)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = RedactKeyValue(x, key)
+		}
+		return out
+	}
+	return v
+}

@@ -57,24 +57,5 @@ func (m *Model) redactAPIError(e genai.APIError) genai.APIError {
 }
 
 // redactValue returns a copy of a decoded JSON value with the configured
-// API key removed from its strings (object keys included); values of other
-// types are returned as they are.
-func (m *Model) redactValue(v any) any {
-	switch v := v.(type) {
-	case string:
-		return model.RedactKey(v, m.cfg.APIKey)
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			out[model.RedactKey(k, m.cfg.APIKey)] = m.redactValue(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = m.redactValue(x)
-		}
-		return out
-	}
-	return v
-}
+// API key removed (model.RedactKeyValue).
+func (m *Model) redactValue(v any) any { return model.RedactKeyValue(v, m.cfg.APIKey) }
