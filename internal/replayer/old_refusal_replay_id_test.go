@@ -38,13 +38,8 @@ func TestOldWorkersRefusalDoesNotSwallowTheRealReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	billing := request(id, "A-1")
-	billing.Agent = "billing"
-	data, _ := billing.Encode()
 	// An older worker's refusal: dlq.Publish, stored as dlq-<id>-0.
-	refused := &dlq.Entry{InvocationID: id, Agent: "billing", Class: "BAD_INPUT",
-		Reason: `unknown agent "billing"`, DeliveryCount: 1, Worker: "w-old", SourceSeq: 7}
-	refused.SetRequest(data)
+	refused := billingRefusal(id)
 	if ack, err := x.pub.Publish(ctx, refused); err != nil || ack.Duplicate {
 		t.Fatalf("old refusal: %v", err)
 	}

@@ -94,12 +94,7 @@ func TestForcedRefusalReplayDoesNotSwallowTheRealReplay(t *testing.T) {
 	x := newFx(t, false)
 	ctx := ctxT(t)
 	const id = "inv-replay-pair"
-	billing := request(id, "A-1")
-	billing.Agent = "billing"
-	data, _ := billing.Encode()
-	refused := &dlq.Entry{InvocationID: id, Agent: "billing", Class: "BAD_INPUT",
-		Reason: `unknown agent "billing"`, DeliveryCount: 1, Worker: "w-old", SourceSeq: 7}
-	refused.SetRequest(data)
+	refused := billingRefusal(id)
 	if _, err := x.pub.PublishAsReceived(ctx, refused); err != nil {
 		t.Fatal(err)
 	}
@@ -200,4 +195,17 @@ func TestItemReplayMsgIDFollowsTheStoredID(t *testing.T) {
 			t.Errorf("stored %q: replay id %q, want %q", stored, got, want)
 		}
 	}
+}
+
+// billingRefusal is the BAD_INPUT entry of a request for invocation id
+// naming the agent "billing", which no worker runs: a refusal stored at
+// sequence 7 of the requests stream.
+func billingRefusal(id string) *dlq.Entry {
+	billing := request(id, "A-1")
+	billing.Agent = "billing"
+	data, _ := billing.Encode()
+	refused := &dlq.Entry{InvocationID: id, Agent: "billing", Class: "BAD_INPUT",
+		Reason: `unknown agent "billing"`, DeliveryCount: 1, Worker: "w-old", SourceSeq: 7}
+	refused.SetRequest(data)
+	return refused
 }
