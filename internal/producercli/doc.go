@@ -22,8 +22,10 @@
 // (client.RefusedError): those fail the line at once.
 //
 // Exit codes (see the Exit constants): 0 success (every result completed),
-// 1 an error (NATS unreachable, a file unreadable, a publish failed),
-// 2 usage, 3 timed out waiting for a result, 4 a result that is not
-// completed (failed or dead-lettered; in a batch also invalid lines and
-// timeouts), 130 interrupted.
+// 1 an error (NATS unreachable, a file unreadable, a publish failed, a
+// result look-up the connection's permissions refuse; for await and send
+// --wait also a wait during which JetStream answered no look-up), 2 usage,
+// 3 timed out waiting for a result, 4 a result that is not completed
+// (failed or dead-lettered; in a batch also invalid lines and timeouts),
+// 130 interrupted.
 package producercli

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -76,9 +77,10 @@ func (c *Client) Lookup(ctx context.Context, invocationID string) (*StoredResult
 // JetStream responders); a connection that drops and reconnects meanwhile
 // (a server restart, JetStream not answering for a while after it) does
 // not end it, one closed for good does, and so does a missing results
-// stream. Any status is a result: a dead_lettered result means the request
-// is parked in the DLQ and may complete after a replay (Await again, or
-// AwaitAfter its sequence).
+// stream or a look-up the connection's permissions refuse (its error
+// matches nats.ErrPermissionViolation). Any status is a result: a
+// dead_lettered result means the request is parked in the DLQ and may
+// complete after a replay (Await again, or AwaitAfter its sequence).
 func (c *Client) Await(ctx context.Context, invocationID string) (*envelope.Result, error) {
 	return c.AwaitAfter(ctx, invocationID, 0)
 }
@@ -108,11 +110,13 @@ func (c *Client) AwaitAfter(ctx context.Context, invocationID string, afterSeq u
 	// A look-up lost in a server restart, or one JetStream does not answer
 	// yet after it (no responders), is no answer: wait on the subscription,
 	// which works, and look again later. Any other error (a missing results
-	// stream, a bad result) ends Await. Until a look-up is answered (it
-	// finds a result or none), lastErr is the last one's failure: when ctx
-	// ends before one is, that is the cause, not a result that did not come
-	// in time (a server without JetStream; found in review, twenty-third
-	// session).
+	// stream, a bad result, a refused permission) ends Await. Until a
+	// look-up is answered (it finds a result or none), lastErr is the last
+	// one's failure: when ctx ends before one is, that is the cause, not a
+	// result that did not come in time (a server without JetStream; found
+	// in review, twenty-third session). A look-up that ctx itself cut short
+	// is not recorded: its error only repeats ctx's (found in review of
+	// this session's fix, twenty-third session).
 	var lastErr error
 	answered := false
 	stored, err := c.lookupOnce(ctx, invocationID)
@@ -149,7 +153,7 @@ func (c *Client) AwaitAfter(ctx context.Context, invocationID string, afterSeq u
 			// newer one the stream may not have stored yet: look now,
 			// and soon again.
 		case ctx.Err() != nil && !answered:
-			return nil, fmt.Errorf("client: await %s: %w: %w; the last: %w", invocationID, ctx.Err(), ErrUnanswered, lastErr)
+			return nil, unansweredError(ctx, invocationID, lastErr)
 		case ctx.Err() != nil:
 			return nil, fmt.Errorf("client: await %s: %w", invocationID, ctx.Err())
 		case !errors.Is(err, context.DeadlineExceeded):
@@ -159,11 +163,12 @@ func (c *Client) AwaitAfter(ctx context.Context, invocationID string, afterSeq u
 		switch {
 		case err == nil && stored.Seq > afterSeq:
 			return stored.Result, nil
-		case errors.Is(err, ErrBadResult) || errors.Is(err, jetstream.ErrStreamNotFound):
+		case errors.Is(err, ErrBadResult) || errors.Is(err, jetstream.ErrStreamNotFound) ||
+			errors.Is(err, nats.ErrPermissionViolation):
 			return nil, err
 		case err == nil || errors.Is(err, ErrNoResult):
 			answered = true
-		default:
+		case ctx.Err() == nil:
 			lastErr = err
 		}
 		// No newer result stored yet, or the look-up failed (the live
@@ -251,6 +256,13 @@ var errLookupLost = errors.New("client: result look-up got no answer")
 // failure.
 var ErrUnanswered = errors.New("client: no result look-up was answered")
 
+// unansweredError is the error of an Await of invocationID whose ctx
+// ended before any of its look-ups was answered: it matches ctx.Err() and
+// ErrUnanswered, and names last, the last look-up's failure.
+func unansweredError(ctx context.Context, invocationID string, last error) error {
+	return fmt.Errorf("client: await %s: %w: %w; the last: %w", invocationID, ctx.Err(), ErrUnanswered, last)
+}
+
 // lookupUnanswered reports whether a look-up's error (lookupOnce's) means
 // the server gave no answer yet, not that it answered with an error: the
 // request was lost in a restart (errLookupLost), or JetStream does not
@@ -286,13 +298,45 @@ func (c *Client) checkResultsStream(ctx context.Context, s jetstream.Stream, err
 	return err
 }
 
-// lookupOnce is Lookup within lookupLimit.
+// lookupOnce is Lookup within lookupLimit. A look-up that got no answer
+// is errLookupLost, unless the connection's last error says the server
+// refused one of its requests for want of a permission (a request the
+// server refuses is never answered): then that error, which matches
+// nats.ErrPermissionViolation (found in review of this session's fix,
+// twenty-third session: a producer allowed direct gets on the results
+// stream but not by subject waited out its context for a stored result).
 func (c *Client) lookupOnce(ctx context.Context, invocationID string) (*StoredResult, error) {
 	lctx, cancel := context.WithTimeout(ctx, lookupLimit)
 	defer cancel()
 	stored, err := c.Lookup(lctx, invocationID)
 	if err != nil && ctx.Err() == nil && lctx.Err() != nil {
+		if le := c.lookupRefused(invocationID); le != nil {
+			return nil, fmt.Errorf("client: result of %s: %w", invocationID, le)
+		}
 		return nil, errLookupLost
 	}
 	return stored, err
+}
+
+// lookupRefused returns the connection's last error when it is a
+// permission violation on a request Lookup of invocationID makes (the
+// results stream's info, its direct get by subject, or its message get),
+// else nil. The subjects are matched without their API prefix ($JS.API by
+// default, another with a JetStream domain).
+func (c *Client) lookupRefused(invocationID string) error {
+	le := c.nc.LastError()
+	if !errors.Is(le, nats.ErrPermissionViolation) {
+		return nil
+	}
+	r := c.cfg.ResultsStream
+	for _, suffix := range []string{
+		".STREAM.INFO." + r,
+		".DIRECT.GET." + r + "." + envelope.ResultSubject(c.cfg.ResultPrefix, invocationID),
+		".STREAM.MSG.GET." + r,
+	} {
+		if strings.Contains(le.Error(), suffix+`"`) {
+			return le
+		}
+	}
+	return nil
 }

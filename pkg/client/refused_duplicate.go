@@ -19,21 +19,30 @@ import (
 // server gives no answer to decide by (JetStream does not answer yet after
 // a restart, or the result look-up's reply is lost) it asks again, with
 // backoff, until ctx ends: then its error matches ctx.Err() and
-// ErrUnanswered, and names the last failure. No answer is never taken for
+// ErrUnanswered, and names the last failure, also when ctx ends inside a
+// later try (found in review of this session's fix, twenty-third session:
+// that try's plain ctx error was returned). No answer is never taken for
 // "nothing newer" (found in review, twenty-third session: a duplicate of a
 // resend that completed was answered with the stale refusal).
 func (c *Client) answerOfDuplicate(ctx context.Context, rec *Receipt, before *StoredResult) (*envelope.Result, error) {
 	delay := relookupFirst
+	var last error // the last unanswered try's failure
 	for {
 		res, err := c.answerOfDuplicateOnce(ctx, rec, before)
-		if err == nil || !lookupUnanswered(err) {
+		if lookupUnanswered(err) {
+			last = err
+		}
+		switch {
+		case err != nil && last != nil && ctx.Err() != nil && (lookupUnanswered(err) || errors.Is(err, ctx.Err())):
+			return nil, unansweredError(ctx, rec.InvocationID, last)
+		case err == nil || !lookupUnanswered(err):
 			return res, err
 		}
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, fmt.Errorf("client: await %s: %w: %w; the last: %w", rec.InvocationID, ctx.Err(), ErrUnanswered, err)
+			return nil, unansweredError(ctx, rec.InvocationID, last)
 		case <-t.C:
 		}
 		delay = min(2*delay, duplicateRetryMax)
