@@ -2,6 +2,7 @@ package worker
 
 import (
 	"errors"
+	"math/rand/v2"
 	"time"
 
 	"github.com/agentfleet/agentfleet/pkg/envelope"
@@ -33,8 +34,8 @@ type Config struct {
 	// run context ends, before they are stopped at a step boundary and
 	// Nak'ed (default 25s).
 	DrainTimeout time.Duration
-	// BusyDelay is the NakWithDelay for a busy session (default 2s; see
-	// BusyRequeueAfter).
+	// BusyDelay is the NakWithDelay for a busy session, jittered to
+	// [BusyDelay/2, 3·BusyDelay/2) (default 2s; see BusyRequeueAfter).
 	BusyDelay time.Duration
 	// BusyRequeueAfter: a message that finds its session busy on its
 	// BusyRequeueAfter-th delivery or later is requeued instead of Nak'ed:
@@ -129,4 +130,14 @@ func (c Config) infraDelay(delivered int) time.Duration {
 		d = c.InfraBackoffMax
 	}
 	return d
+}
+
+// busyNakDelay is the NakWithDelay for a busy session: BusyDelay jittered
+// uniformly to [BusyDelay/2, 3·BusyDelay/2), so the messages of one session
+// turned away at the same moment do not all come back at the same moment.
+func (c Config) busyNakDelay() time.Duration {
+	if c.BusyDelay <= 0 {
+		return c.BusyDelay
+	}
+	return c.BusyDelay/2 + rand.N(c.BusyDelay)
 }

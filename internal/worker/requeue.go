@@ -85,8 +85,12 @@ func (w *Worker) sessionBusy(ctx context.Context, j *job, lockErr error) {
 	}
 	// A live holder finishes soon; a crashed one's lease runs out within
 	// SessionLease. Busy Naks do not count towards the run limit, so a
-	// short constant delay is cheap and keeps the session responsive.
-	d := w.cfg.BusyDelay
+	// short delay is cheap and keeps the session responsive. It is
+	// jittered (busyNakDelay): messages turned away together came back
+	// together, one took the session and the rest waited again together,
+	// so a queue for one session drained at one per BusyDelay/2 (found in
+	// review, twenty-third session).
+	d := w.cfg.busyNakDelay()
 	j.logAt(zerolog.DebugLevel).Err(lockErr).Dur("delay", d).Msg("session busy; Nak with delay")
 	w.deps.Metrics.message(j.req.Agent, "nak_busy")
 	_ = j.msg.NakWithDelay(d)
