@@ -75,7 +75,8 @@ type BatchOptions struct {
 	// Rate limits submissions per second; 0 means unlimited.
 	Rate float64
 	// Concurrency is how many invocations are in flight at once (submitted
-	// and awaited); default 1.
+	// and awaited); default 1. At most one of them is of each (agent,
+	// user, session): the fleet runs a session's invocations one at a time.
 	Concurrency int
 	// Timeout bounds the wait for each result (default DefaultTimeout).
 	Timeout time.Duration
@@ -94,6 +95,12 @@ type BatchOptions struct {
 // replay); WriteSummary says so. A stored BAD_INPUT refusal is the
 // exception: the worker refused it before it recorded anything, so the
 // line is sent again and its new result is the outcome (client.AwaitSent).
+// One line per (agent, user, session) is in flight at a time, and a
+// session's lines run in file order: a later line of a session waits for
+// the one before it, and a free slot goes to the next line of another
+// session (the fleet runs a session's invocations one at a time, so a run
+// of one session's lines would otherwise hold every slot, each waiting
+// for the one before it).
 // The returned results are in line order; RunBatch fails only when ctx ends
 // (the rest are OutcomeCanceled).
 func RunBatch(ctx context.Context, c *client.Client, lines []Line, opts BatchOptions) ([]LineResult, error) {
@@ -130,12 +137,34 @@ func RunBatch(ctx context.Context, c *client.Client, lines []Line, opts BatchOpt
 		req []byte // its request, encoded
 	}
 	seen := map[string]firstLine{}
+	// A session in flight has an entry in waiting: its lines still to run,
+	// in file order. The slot running the session's line runs them next
+	// (one at a time) and removes the entry when none is left, so a waiting
+	// line holds no slot and does not spin.
+	var smu sync.Mutex
+	waiting := map[sessionKey][]int{}
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for range opts.Concurrency {
 		wg.Go(func() {
 			for i := range work {
-				report(i, runLine(ctx, c, lines[i], limiter, opts.Timeout))
+				k := keyOf(lines[i])
+				for {
+					if ctx.Err() != nil {
+						report(i, LineResult{Line: lines[i].No, InvocationID: lines[i].Request.InvocationID, Outcome: OutcomeCanceled})
+					} else {
+						report(i, runLine(ctx, c, lines[i], limiter, opts.Timeout))
+					}
+					smu.Lock()
+					q := waiting[k]
+					if len(q) == 0 {
+						delete(waiting, k)
+						smu.Unlock()
+						break
+					}
+					i, waiting[k] = q[0], q[1:]
+					smu.Unlock()
+				}
 			}
 		})
 	}
@@ -163,9 +192,21 @@ func RunBatch(ctx context.Context, c *client.Client, lines []Line, opts BatchOpt
 			continue
 		}
 		seen[id] = firstLine{no: l.No, req: enc}
+		k := keyOf(l)
+		smu.Lock()
+		if q, busy := waiting[k]; busy {
+			waiting[k] = append(q, i) // run by the slot of the session's line in flight
+			smu.Unlock()
+			continue
+		}
+		waiting[k] = nil
+		smu.Unlock()
 		select {
 		case work <- i:
 		case <-ctx.Done():
+			smu.Lock()
+			delete(waiting, k) // nothing was queued behind it: the queue is filled here only
+			smu.Unlock()
 			report(i, LineResult{Line: l.No, InvocationID: id, Outcome: OutcomeCanceled})
 		}
 	}
@@ -175,6 +216,15 @@ func RunBatch(ctx context.Context, c *client.Client, lines []Line, opts BatchOpt
 		return results, fmt.Errorf("batch interrupted: %w", err)
 	}
 	return results, nil
+}
+
+// sessionKey is the session a request runs in: the fleet runs one
+// session's invocations one at a time.
+type sessionKey struct{ agent, user, session string }
+
+// keyOf is the session of a valid line.
+func keyOf(l Line) sessionKey {
+	return sessionKey{agent: l.Request.Agent, user: l.Request.UserID, session: l.Request.SessionID}
 }
 
 // runLine does one line: look up, submit, await.
