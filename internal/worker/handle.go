@@ -434,17 +434,18 @@ func (w *Worker) finish(ctx context.Context, j *job, runner *agent.Runner, out *
 	}
 }
 
-// lostLock reports, before a dead letter, whether this delivery no longer
-// holds the session lock, and then puts the message back, as for a run
-// stopped at a step boundary. A worker that lost its lock (a long pause, a
-// partition: another worker took the invocation over after AckWait) must
-// not store its answer in the session, dead-letter the invocation, publish
-// a result or ack: the other worker may be completing it (found in review,
-// eighteenth session: the user got "queued" and then "completed" for one
-// request, and on-call a dead letter of completed work). Only the
-// completion is fenced by the lock in the store; so the lock is renewed
-// here, once, to learn what the renewer may not have noticed yet. A store
-// that cannot answer puts the message back with the infrastructure delay.
+// lostLock reports, before a dead letter (or a completion the gate does
+// not fence: complete), whether this delivery no longer holds the session
+// lock, and then puts the message back, as for a run stopped at a step
+// boundary. A worker that lost its lock (a long pause, a partition: another
+// worker took the invocation over after AckWait) must not store its answer
+// in the session, dead-letter the invocation, publish a result or ack: the
+// other worker may be completing it (found in review, eighteenth session:
+// the user got "queued" and then "completed" for one request, and on-call a
+// dead letter of completed work). Only redissession.Gate's completion is
+// fenced by the lock in the store; so the lock is renewed here, once, to
+// learn what the renewer may not have noticed yet. A store that cannot
+// answer puts the message back with the infrastructure delay.
 func (w *Worker) lostLock(ctx context.Context, j *job) bool {
 	if j.renewer == nil {
 		return false // no session lock taken (no locker)
@@ -455,14 +456,14 @@ func (w *Worker) lostLock(ctx context.Context, j *job) bool {
 		_, err = w.deps.Locker.Renew(rctx, j.key, j.owner, w.cfg.SessionLease)
 		cancel()
 		if err != nil && !errors.Is(err, session.ErrNotOwner) {
-			w.nakInfra(j, "confirm the session lock before a dead letter", err)
+			w.nakInfra(j, "confirm the session lock before recording the outcome", err)
 			return true
 		}
 	}
 	if err == nil {
 		return false
 	}
-	j.logAt(zerolog.WarnLevel).Err(err).Msg("session lock lost before the dead letter; Nak so the lock's holder finishes the invocation")
+	j.logAt(zerolog.WarnLevel).Err(err).Msg("session lock lost before the outcome was recorded; Nak so the lock's holder finishes the invocation")
 	w.deps.Metrics.message(w.agentLabel(j.req.Agent), "nak_stopped")
 	_ = j.msg.Nak()
 	return true

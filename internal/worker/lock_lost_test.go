@@ -19,15 +19,25 @@ import (
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
 
-// refusingLocker is a Locker whose renewals fail with ErrNotOwner while
-// refuse is set, as when another worker took the session over.
+// refusingLocker is a Locker whose renewals by the first owner that renews
+// fail with ErrNotOwner while refuse is set, as when another worker took
+// the session over. Other owners (the redelivery's) renew as usual: the
+// completion on an unfenced gate renews the lock once before it records.
 type refusingLocker struct {
 	session.Locker
 	refuse atomic.Bool
+	mu     sync.Mutex
+	first  string // the first owner that renewed
 }
 
 func (l *refusingLocker) Renew(ctx context.Context, key session.Key, owner string, lease time.Duration) (*session.Lease, error) {
-	if l.refuse.Load() {
+	l.mu.Lock()
+	if l.first == "" {
+		l.first = owner
+	}
+	first := l.first == owner
+	l.mu.Unlock()
+	if first && l.refuse.Load() {
 		return nil, session.ErrNotOwner
 	}
 	return l.Locker.Renew(ctx, key, owner, lease)

@@ -72,6 +72,23 @@ func (w *Worker) complete(ctx context.Context, j *job, runner *agent.Runner, out
 		w.nakInfra(j, "fit result", err)
 		return
 	}
+	// A worker that lost the session lock completes nothing: another worker
+	// may have taken the invocation over and finished it (a dead letter,
+	// say), and a final answer is no step boundary the loss stops at. A
+	// gate that stores the completion in one step fenced by the lock
+	// (redissession.Gate with its own sessions, as internal/app wires it: a
+	// session.EventGate) refuses it by itself, so only a loss the renewer
+	// reported already is checked for it, without a round trip. The
+	// sequential gate (NATS KV, a Redis Cluster) is not fenced: the lock is
+	// confirmed first, as before a dead letter (found in review,
+	// twenty-third session: a worker paused past its lease recorded
+	// completed over the new owner's dead_lettered record and published a
+	// second result).
+	if j.renewer != nil {
+		if _, fenced := w.gate.(session.EventGate); (!fenced || j.renewer.Err() != nil) && w.lostLock(ctx, j) {
+			return
+		}
+	}
 	// Record first, as for dead letters: if the result publish then fails,
 	// the redelivery finds the completed record and re-publishes the result
 	// instead of running the invocation again.
@@ -379,6 +396,11 @@ func (w *Worker) ensureResult(ctx context.Context, res *envelope.Result, replay 
 }
 
 func (w *Worker) record(ctx context.Context, j *job, st session.InvocationStatus, res *envelope.Result, class, reason string) error {
+	// The record holds the text res.Encode publishes: encoding/json alone
+	// replaces each invalid UTF-8 byte with U+FFFD, Encode each run, and a
+	// redelivery after a lost ack re-published the recorded result as a
+	// second, different one (found in review, twenty-third session).
+	res.ReplaceInvalidUTF8()
 	payload, err := json.Marshal(Record{Result: res, ReplayCount: j.replay, Class: class, AttemptsBase: j.attemptsBase, BudgetBase: j.budgetBase})
 	if err != nil {
 		return err
@@ -407,7 +429,8 @@ func (w *Worker) record(ctx context.Context, j *job, st session.InvocationStatus
 	// step is fenced by the lock: a worker that lost it writes nothing (an
 	// ErrNotOwner), and the redelivery resumes the invocation from what
 	// the session holds, as after any failure here. (The sequential gate
-	// of the NATS-only mode is not fenced, no more than its appends.)
+	// of the NATS-only mode is not fenced, no more than its appends:
+	// complete confirms the lock just before, as for a dead letter.)
 	_ = j.renewer.Stop()
 	evs := j.unstored
 	j.unstored = nil

@@ -59,19 +59,28 @@ func DecodeResult(data []byte) (*Result, error) {
 }
 
 // Encode returns the result's JSON, setting V if it is zero. Invalid UTF-8
-// in its strings (a model's text) is replaced with U+FFFD first, as
-// encoding/json would, so that a result decoded from any encoding of it
-// encodes to the same bytes again (the worker compares and de-duplicates
-// published results by their bytes).
+// in its strings (a model's text) is replaced first (ReplaceInvalidUTF8),
+// so that a result decoded from its encoding encodes to the same bytes
+// again (the worker compares and de-duplicates published results by
+// their bytes).
 func (r *Result) Encode() ([]byte, error) {
 	if r.V == 0 {
 		r.V = Version
 	}
+	r.ReplaceInvalidUTF8()
+	return json.Marshal(r)
+}
+
+// ReplaceInvalidUTF8 replaces each run of invalid UTF-8 bytes in the
+// result's strings with one U+FFFD, as Encode does. encoding/json replaces
+// each bad byte instead: a caller that stores the result with its own
+// json.Marshal calls this first, so that what it stores encodes to the
+// bytes Encode publishes. Valid strings are left as they are.
+func (r *Result) ReplaceInvalidUTF8() {
 	for _, s := range []*string{&r.Content, &r.UserMessage, &r.ErrorClass} {
 		*s = strings.ToValidUTF8(*s, "\uFFFD")
 	}
 	for i := range r.ToolsRun {
 		r.ToolsRun[i] = strings.ToValidUTF8(r.ToolsRun[i], "\uFFFD")
 	}
-	return json.Marshal(r)
 }
