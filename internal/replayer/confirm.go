@@ -11,7 +11,10 @@ import (
 )
 
 // confirm asks for a confirmation when n entries exceed the threshold and
-// yes is not set: on a terminal it prompts, otherwise it refuses. The
+// yes is not set: on a terminal it prompts, otherwise it refuses. A
+// negative threshold (purge) always asks, and its refusal names no
+// setting and no narrowing, which could not help (found in review,
+// twenty-third session: it read "more than replay.confirm_above = 0"). The
 // returned error is a *HaltError (rule confirmation), or ctx's error when
 // ctx ends while the prompt waits (^C at the prompt: exit 130, nothing
 // changed). The line is read through stdinLines, so a read left pending
@@ -22,6 +25,11 @@ func confirm(ctx context.Context, env Env, what string, n, threshold int, yes bo
 		return nil
 	}
 	if !env.Terminal(env.Stdin) {
+		if threshold < 0 {
+			return &HaltError{Rule: RuleConfirmation, Reason: fmt.Sprintf(
+				"refusing to %s %d entries without confirmation (it always asks) and stdin is not a terminal: "+
+					"run it again with --yes (try --dry-run first)", what, n)}
+		}
 		return &HaltError{Rule: RuleConfirmation, Reason: fmt.Sprintf(
 			"refusing to %s %d entries without confirmation (more than replay.confirm_above = %d) and stdin is not a terminal: "+
 				"run it again with --yes, or narrow it with --max, --class or --agent (try --dry-run first)", what, n, threshold)}

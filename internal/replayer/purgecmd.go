@@ -93,7 +93,7 @@ func runPurge(ctx context.Context, c *cmdCtx, pos []string) error {
 		fmt.Fprintln(c.env.Stdout, "purged 0 entries")
 		return nil
 	}
-	if err := confirm(ctx, c.env, "permanently delete", len(plan), 0, c.opts.yes); err != nil {
+	if err := confirm(ctx, c.env, "permanently delete", len(plan), -1, c.opts.yes); err != nil {
 		return err
 	}
 	deleted, gone := 0, 0
