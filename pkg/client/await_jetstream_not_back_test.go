@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentfleet/agentfleet/internal/natstest"
@@ -36,18 +35,7 @@ func TestAwaitStartedWhileJetStreamIsNotBackKeepsWaiting(t *testing.T) {
 	s1 := natstest.RunServerAt(t, t.TempDir(), -1)
 	port := s1.Addr().(*net.TCPAddr).Port
 
-	reconnected := make(chan struct{}, 1)
-	nc, err := nats.Connect(s1.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond),
-		nats.ReconnectHandler(func(*nats.Conn) {
-			select {
-			case reconnected <- struct{}{}:
-			default:
-			}
-		}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	nc, reconnected := reconnectingConn(t, s1.ClientURL())
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)

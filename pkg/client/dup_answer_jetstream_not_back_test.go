@@ -13,6 +13,7 @@ import (
 	"github.com/agentfleet/agentfleet/internal/natstest"
 	"github.com/agentfleet/agentfleet/internal/streams"
 	"github.com/agentfleet/agentfleet/internal/streams/streamstest"
+	"github.com/agentfleet/agentfleet/pkg/client"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
 
@@ -40,18 +41,7 @@ func TestDuplicateAnswerIsNotAStaleRefusalWhileJetStreamIsNotBack(t *testing.T) 
 	s1 := natstest.RunServerAt(t, dir, -1)
 	port := s1.Addr().(*net.TCPAddr).Port
 
-	reconnected := make(chan struct{}, 4)
-	nc, err := nats.Connect(s1.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond),
-		nats.ReconnectHandler(func(*nats.Conn) {
-			select {
-			case reconnected <- struct{}{}:
-			default:
-			}
-		}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	nc, reconnected := reconnectingConn(t, s1.ClientURL())
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
@@ -66,26 +56,7 @@ func TestDuplicateAnswerIsNotAStaleRefusalWhileJetStreamIsNotBack(t *testing.T) 
 	c := newClientOn(t, tg, js, nc)
 
 	const id = "dup-stale-refusal"
-	storeRefusal(ctx, t, tg, id)
-	before, err := c.Lookup(ctx, id)
-	if err != nil || !before.RefusedAsBadInput() {
-		t.Fatalf("premise: Lookup = %+v, %v", before, err)
-	}
-	// A resend that ran and completed, then was removed by its worker.
-	r1 := dupSend(ctx, t, c, id)
-	if r1.Duplicate {
-		t.Fatalf("premise: the resend %+v is a duplicate", r1)
-	}
-	b, _ := (&envelope.Result{InvocationID: id, Status: envelope.StatusCompleted, Content: "done"}).Encode()
-	if _, err := js.Publish(ctx, scfg.ResultSubject(id), b); err != nil {
-		t.Fatal(err)
-	}
-	dupTerm(ctx, t, tg, r1.Sequence)
-	// Sent once more: a duplicate of the resend that completed.
-	rec := dupSend(ctx, t, c, id)
-	if !rec.Duplicate {
-		t.Fatalf("premise: %+v not a duplicate", rec)
-	}
+	rec, before := duplicateOfACompletedResend(ctx, t, c, tg, js, scfg, id)
 
 	// The server restarts; its JetStream does not answer yet.
 	s1.Shutdown()
@@ -191,43 +162,13 @@ func TestDuplicateAnswerWithoutRequestsStreamPermissionsWaitsForJetStream(t *tes
 	}
 	tg := streamstest.Target{Name: "admin", JS: ajs, NC: admin, Cfg: sc}
 
-	reconnected := make(chan struct{}, 4)
-	nc, err := nats.Connect(s1.ClientURL(), nats.UserInfo("producer", "p"),
-		nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond),
-		nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}),
-		nats.ReconnectHandler(func(*nats.Conn) {
-			select {
-			case reconnected <- struct{}{}:
-			default:
-			}
-		}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	nc, reconnected := reconnectingConn(t, s1.ClientURL(), nats.UserInfo("producer", "p"),
+		nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
 	js, _ := jetstream.New(nc)
 	c := newClientOn(t, tg, js, nc)
 
 	const id = "dup-perm-js-not-back"
-	storeRefusal(ctx, t, tg, id)
-	before, err := c.Lookup(ctx, id)
-	if err != nil || !before.RefusedAsBadInput() {
-		t.Fatalf("premise: Lookup = %+v, %v", before, err)
-	}
-	// A resend that ran and completed, then was removed by its worker.
-	r1 := dupSend(ctx, t, c, id)
-	if r1.Duplicate {
-		t.Fatalf("premise: the resend %+v is a duplicate", r1)
-	}
-	b, _ := (&envelope.Result{InvocationID: id, Status: envelope.StatusCompleted, Content: "done"}).Encode()
-	if _, err := ajs.Publish(ctx, sc.ResultSubject(id), b); err != nil {
-		t.Fatal(err)
-	}
-	dupTerm(ctx, t, tg, r1.Sequence)
-	rec := dupSend(ctx, t, c, id)
-	if !rec.Duplicate {
-		t.Fatalf("premise: %+v not a duplicate", rec)
-	}
+	rec, before := duplicateOfACompletedResend(ctx, t, c, tg, ajs, sc, id)
 
 	// The server restarts; its JetStream does not answer yet.
 	s1.Shutdown()
@@ -263,4 +204,53 @@ func TestDuplicateAnswerWithoutRequestsStreamPermissionsWaitsForJetStream(t *tes
 	if o.err != nil || o.res.Status != envelope.StatusCompleted {
 		t.Fatalf("AwaitSent = %+v, %v; want the completed result", o.res, o.err)
 	}
+}
+
+// reconnectingConn connects to url, reconnecting for ever every 20ms, with
+// opts added; each reconnect is signalled (without blocking) on the
+// returned channel.
+func reconnectingConn(t *testing.T, url string, opts ...nats.Option) (*nats.Conn, <-chan struct{}) {
+	t.Helper()
+	reconnected := make(chan struct{}, 4)
+	opts = append([]nats.Option{nats.MaxReconnects(-1), nats.ReconnectWait(20 * time.Millisecond),
+		nats.ReconnectHandler(func(*nats.Conn) {
+			select {
+			case reconnected <- struct{}{}:
+			default:
+			}
+		})}, opts...)
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc, reconnected
+}
+
+// duplicateOfACompletedResend stores a BAD_INPUT refusal of id, then a
+// resend of it that ran and completed (its result published through pub,
+// the request then removed by its worker), and sends id once more: it
+// returns that last send's receipt, a duplicate of the resend, and the
+// stored refusal as Lookup read it before the resend.
+func duplicateOfACompletedResend(ctx context.Context, t *testing.T, c *client.Client, tg streamstest.Target, pub jetstream.JetStream, sc streams.Config, id string) (*client.Receipt, *client.StoredResult) {
+	t.Helper()
+	storeRefusal(ctx, t, tg, id)
+	before, err := c.Lookup(ctx, id)
+	if err != nil || !before.RefusedAsBadInput() {
+		t.Fatalf("premise: Lookup = %+v, %v", before, err)
+	}
+	r1 := dupSend(ctx, t, c, id)
+	if r1.Duplicate {
+		t.Fatalf("premise: the resend %+v is a duplicate", r1)
+	}
+	b, _ := (&envelope.Result{InvocationID: id, Status: envelope.StatusCompleted, Content: "done"}).Encode()
+	if _, err := pub.Publish(ctx, sc.ResultSubject(id), b); err != nil {
+		t.Fatal(err)
+	}
+	dupTerm(ctx, t, tg, r1.Sequence)
+	rec := dupSend(ctx, t, c, id)
+	if !rec.Duplicate {
+		t.Fatalf("premise: %+v not a duplicate", rec)
+	}
+	return rec, before
 }
