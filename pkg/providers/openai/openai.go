@@ -33,9 +33,14 @@
 //     servers) are given one, indices that start above 0 or skip some are
 //     renumbered densely, and a name resent whole in every chunk is kept
 //     once, before the SDK's accumulator joins them (toolCallDeltas).
-//   - a stream's usage is that of the last chunk that carried one (OpenAI
-//     sends it once, last; Gemini's OpenAI-compatible endpoint and others
-//     send a running total on every chunk), never the sum over chunks.
+//   - a stream's usage is, field by field, the latest non-zero value a
+//     chunk gave (OpenAI sends it once, last; Gemini's OpenAI-compatible
+//     endpoint and others send a running total on every chunk; gateways in
+//     front of Anthropic send prompt tokens first and completion tokens
+//     last), never the sum over chunks; its total is at least prompt plus
+//     completion tokens (streamUsage).
+//   - chunks whose ids differ (proxies that give each chunk its own, or
+//     some none) are one stream: the response carries the first id.
 //   - an HTTP 400 with the code "invalid_prompt" (the provider's policy
 //     check flagged the prompt), or Azure OpenAI's "content_filter", is not thrown: it is a response with no
 //     content and ErrorCode PROHIBITED_CONTENT, as a Gemini prompt block.
@@ -259,19 +264,27 @@ func (m *Model) stream(ctx context.Context, name string, params openai.ChatCompl
 			agg      model.Aggregator
 			chunks   int
 			finished bool
-			// The usage of the last chunk that carried one: the
-			// accumulator adds every chunk's usage up, and servers that
-			// send a running total on every chunk (Gemini's
-			// OpenAI-compatible endpoint, Together, DeepSeek) had it
-			// multiplied by the number of chunks (found in review,
-			// twenty-third session). OpenAI sends it once, last.
-			lastUsage openai.CompletionUsage
+			// The call's usage, field by field (streamUsage): the
+			// accumulator's sum multiplied running totals.
+			tokens streamUsage
+			// The first id the stream gave a chunk.
+			firstID string
 		)
 		for s.Next() {
 			chunk := s.Current()
 			chunks++
-			if chunk.JSON.Usage.Valid() && usage(chunk.Usage) != nil {
-				lastUsage = chunk.Usage
+			tokens.add(chunk.Usage)
+			// Every chunk gets the stream's first id: the accumulator
+			// rejects a chunk whose id differs from the first one's
+			// (also an empty one after it), and proxies that stamp each
+			// chunk with an id of their own, or send some without one,
+			// failed as a "malformed stream" (left open in the
+			// twenty-third session, fixed in the twenty-fourth). The id
+			// says nothing about the answer.
+			if firstID == "" {
+				firstID = chunk.ID
+			} else {
+				chunk.ID = firstID
 			}
 			deltas.mend(&chunk)
 			if !acc.AddChunk(chunk) {
@@ -314,7 +327,7 @@ func (m *Model) stream(ctx context.Context, name string, params openai.ChatCompl
 				name, chunks, io.ErrUnexpectedEOF)))
 			return
 		}
-		acc.ChatCompletion.Usage = lastUsage
+		acc.ChatCompletion.Usage = tokens.usage()
 		out := FromChatCompletion(&acc.ChatCompletion)
 		out.TurnComplete = true
 		yield(out, nil)
