@@ -6,12 +6,13 @@ import (
 	"unicode/utf8"
 )
 
-// normalizedResult returns what decoding res's JSON gives (a fresh map,
-// integers as float64, nil maps and slices as nil), without the encoding
-// and decoding, when res holds only the values JSON decodes into, Go
-// integers and json.Numbers. It reports false for anything else (invalid UTF-8, NaN, other
-// types), and the caller decodes the JSON instead (FuzzNormalizedResult
-// holds the two equal).
+// normalizedResult returns what decoding res's JSON gives (decodeResult: a
+// fresh map, every number a json.Number holding the digits json.Marshal
+// writes, nil maps and slices as nil), without the encoding and decoding,
+// when res holds only the values JSON decodes into, float64s, Go integers
+// and json.Numbers. It reports false for anything else (invalid UTF-8, NaN,
+// other types), and the caller decodes the JSON instead
+// (FuzzNormalizedResult holds the two equal).
 func normalizedResult(res map[string]any) (map[string]any, bool) {
 	if res == nil {
 		return nil, true
@@ -34,21 +35,23 @@ func normalizeJSON(v any, depth int) (any, bool) {
 	case string:
 		return x, utf8.ValidString(x)
 	case float64:
-		// Encoded in its shortest exact form, decoded to the same value;
-		// NaN and infinities do not encode.
-		return x, x == x && x-x == 0
+		// As json.Marshal writes it (its shortest exact form); NaN and
+		// infinities do not encode.
+		b, err := json.Marshal(x)
+		return json.Number(b), err == nil
 	case int:
-		return float64(x), true
+		// Every digit: an id above 2^53 used to go through float64.
+		return json.Number(strconv.Itoa(x)), true
 	case int64:
-		return float64(x), true
+		return json.Number(strconv.FormatInt(x, 10)), true
 	case json.Number:
-		// What tool.ToMap gives a typed tool's numbers: decoded as the
-		// JSON decoder would (a literal of JSON's grammar, in range).
+		// What tool.ToMap gives a typed tool's numbers: kept as written
+		// when it is a literal of JSON's grammar (json.Marshal refuses
+		// anything else, but writes "" as 0: left to the general path).
 		if x == "" || (x[0] != '-' && !isDigit(x[0])) || !isDigit(x[len(x)-1]) || !json.Valid([]byte(x)) {
 			return nil, false
 		}
-		f, err := strconv.ParseFloat(string(x), 64)
-		return f, err == nil
+		return x, true
 	case map[string]any:
 		if x == nil {
 			return nil, true

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
+	"github.com/agentfleet/agentfleet/pkg/agent/session"
 	"github.com/agentfleet/agentfleet/pkg/agent/tool"
 )
 
@@ -275,12 +276,12 @@ func (c *call) replayActions(res map[string]any) error {
 		return err
 	}
 	var sa storedActions
-	if err := json.Unmarshal(raw, &sa); err != nil {
+	if err := session.DecodeJSON(raw, &sa); err != nil {
 		return fmt.Errorf("decode actions: %w", err)
 	}
 	if len(sa.ToolMember) > 0 {
 		var own any
-		if err := json.Unmarshal(sa.ToolMember, &own); err != nil {
+		if err := session.DecodeJSON(sa.ToolMember, &own); err != nil {
 			return fmt.Errorf("decode actions: the tool's own %s member: %w", actionsKey, err)
 		}
 		res[actionsKey] = own
@@ -495,9 +496,12 @@ func (c *call) release(reason string) {
 	}
 }
 
+// decodeResult decodes a result as stored (session.DecodeJSON): numbers
+// are json.Numbers, so a replay gives the model the digits the first run
+// gave it (an id above 2^53 came back rounded through float64).
 func decodeResult(raw json.RawMessage) (map[string]any, error) {
 	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if err := session.DecodeJSON(raw, &m); err != nil {
 		return nil, err
 	}
 	return m, nil

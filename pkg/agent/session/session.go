@@ -45,7 +45,10 @@ func (s *Session) InvocationEvents(invocationID string) []*Event {
 }
 
 // Service stores sessions. Implementations must be safe for concurrent use
-// and keep events in the order AppendEvent returned for them.
+// and keep events in the order AppendEvent returned for them. A store that
+// keeps events and state as JSON decodes them with DecodeEvent and
+// DecodeJSON: numbers read back are json.Numbers with their digits (but
+// function-call arguments, float64 as the model adapters give them).
 type Service interface {
 	// GetOrCreate returns the session, creating it empty if it does not exist.
 	GetOrCreate(ctx context.Context, key Key) (*Session, error)

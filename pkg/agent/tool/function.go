@@ -125,10 +125,10 @@ func (f *Func[Args, Result]) Run(ctx context.Context, args map[string]any) (map[
 // ToMap converts a tool result to a map: a map[string]any is returned as
 // is; anything else must marshal to a JSON object (a nil pointer, which
 // marshals to null, is an error). Numbers are kept as json.Number, so an
-// integer beyond 2^53 keeps its digits here; the idempotency wrapper's
-// stored result, a resumed invocation's stored events and the Gemini SDK
-// read numbers as float64, so an id a model must repeat exactly belongs in
-// a string.
+// integer beyond 2^53 keeps its digits here, in the idempotency wrapper's
+// stored result and in a resumed invocation's stored events
+// (session.DecodeJSON); the Gemini SDK reads numbers as float64, so an id
+// a model must repeat exactly still belongs in a string.
 func ToMap(v any) (map[string]any, error) {
 	if m, ok := v.(map[string]any); ok {
 		return m, nil

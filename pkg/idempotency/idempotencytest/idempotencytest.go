@@ -88,6 +88,7 @@ func Run(t *testing.T, f Factory) {
 	t.Run("KeyFieldsAndKeyInContext", func(t *testing.T) { testKeyFields(t, f) })
 	t.Run("Effects", func(t *testing.T) { testEffects(t, f) })
 	t.Run("SurvivesReopen", func(t *testing.T) { testReopen(t, f) })
+	t.Run("WrapperReplaysBigIntegersExactly", func(t *testing.T) { testWrapperReplaysBigIntegers(t, f) })
 	t.Run("RetentionExpiry", func(t *testing.T) { testRetention(t, f) })
 	t.Run("UnreachableFailsClosed", func(t *testing.T) { testUnreachable(t, f) })
 }

@@ -214,7 +214,7 @@ func (s *Service) load(ctx context.Context, k string) (*sessionDoc, uint64, erro
 		return nil, 0, err
 	}
 	doc := new(sessionDoc)
-	if err := json.Unmarshal(e.Value(), doc); err != nil {
+	if err := session.DecodeJSON(e.Value(), doc); err != nil {
 		return nil, 0, fmt.Errorf("decode session entry %s: %w", k, err)
 	}
 	if doc.State == nil {
@@ -227,7 +227,7 @@ func (d *sessionDoc) session(key session.Key) (*session.Session, error) {
 	out := &session.Session{Key: key, State: d.State, Events: make([]*session.Event, 0, len(d.Events))}
 	for i, raw := range d.Events {
 		ev := new(session.Event)
-		if err := json.Unmarshal(raw, ev); err != nil {
+		if err := session.DecodeEvent(raw, ev); err != nil {
 			return nil, fmt.Errorf("natssession: decode event %d of %v: %w", i, key, err)
 		}
 		out.Events = append(out.Events, ev)

@@ -171,7 +171,7 @@ func TestFinishWithEventsRoundTripsAndFallbacks(t *testing.T) {
 		if err != nil || len(s.Events) != 3 || s.Events[1].ID != evs[0].ID || s.Events[2].ID != evs[1].ID {
 			t.Fatalf("session %s = %+v, %v; want the two events once, in order, after the earlier one", id, s, err)
 		}
-		if _, gone := s.State["gone"]; s.State["a"] != 1.0 || gone {
+		if _, gone := s.State["gone"]; fmt.Sprint(s.State["a"]) != "1" || gone {
 			t.Fatalf("session %s state = %v; want a=1 and gone deleted", id, s.State)
 		}
 		if rec, err := inv.Get(ctx, id); err != nil || rec.Status != session.InvocationCompleted {
@@ -327,7 +327,7 @@ func TestFinishWithEventsResentTTLAndLarge(t *testing.T) {
 		t.Fatalf("FinishWithEvents(%d events, %d state keys) = %v, %v", n, m, released, err)
 	}
 	s, err := svc.Get(ctx, k)
-	if err != nil || len(s.Events) != n || s.Events[n-1].ID != evs[n-1].ID || len(s.State) != m || s.State["k4000"] != 4000.0 {
+	if err != nil || len(s.Events) != n || s.Events[n-1].ID != evs[n-1].ID || len(s.State) != m || fmt.Sprint(s.State["k4000"]) != "4000" {
 		t.Fatalf("session: %d events, %d state keys, %v; want %d and %d", len(s.Events), len(s.State), err, n, m)
 	}
 	for _, suffix := range []string{"events", "state", "meta"} {

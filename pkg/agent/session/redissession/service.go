@@ -295,14 +295,14 @@ func decodeSession(key session.Key, events []string, state map[string]string) (*
 	out := &session.Session{Key: key, State: make(map[string]any, len(state)), Events: make([]*session.Event, 0, len(events))}
 	for i, raw := range events {
 		ev := new(session.Event)
-		if err := json.Unmarshal([]byte(raw), ev); err != nil {
+		if err := session.DecodeEvent([]byte(raw), ev); err != nil {
 			return nil, fmt.Errorf("redissession: decode event %d of %v: %w", i, key, err)
 		}
 		out.Events = append(out.Events, ev)
 	}
 	for k, raw := range state {
 		var v any
-		if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		if err := session.DecodeJSON([]byte(raw), &v); err != nil {
 			return nil, fmt.Errorf("redissession: decode state %q of %v: %w", k, key, err)
 		}
 		out.State[k] = v

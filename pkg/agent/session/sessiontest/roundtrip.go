@@ -91,7 +91,8 @@ func sameEvent(t *testing.T, i int, got, want *session.Event) {
 
 // testStateKeepsTypes: state values keep their JSON types: a number, a
 // bool, a nested object and a list come back as what a JSON round trip of
-// the delta gives (numbers as float64), in the session state and in the
+// the delta gives (compared after one: a number may come back as a
+// json.Number, session.DecodeJSON), in the session state and in the
 // stored event's delta, through AppendEvent and session.AppendEvents. A
 // backend that stores values as their text passes the string-only
 // StateDelta subtest, and a callback's type assertion on a counter or a

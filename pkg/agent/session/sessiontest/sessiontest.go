@@ -32,6 +32,7 @@ func Run(t *testing.T, f Factory) {
 	t.Run("AppendKeepsEveryField", func(t *testing.T) { testAppendKeepsFields(t, f) })
 	t.Run("StateDelta", func(t *testing.T) { testStateDelta(t, f) })
 	t.Run("StateKeepsValueTypes", func(t *testing.T) { testStateKeepsTypes(t, f) })
+	t.Run("BigIntegersKeepTheirDigits", func(t *testing.T) { testBigIntegers(t, f) })
 	t.Run("AppendEventsKeepsOrderAndState", func(t *testing.T) { testAppendEvents(t, f) })
 	t.Run("PartialRejected", func(t *testing.T) { testPartialRejected(t, f) })
 	t.Run("ConcurrentAppendsKeepPerWriterOrder", func(t *testing.T) { testConcurrentAppends(t, f) })
