@@ -35,9 +35,15 @@ func Provider(ctx context.Context, cfg config.Model, getenv func(string) string,
 		if err != nil {
 			return nil, fmt.Errorf("%w: model.sim.faults: %w", ErrBadConfig, err)
 		}
-		log.Warn().Str("model", "sim").Str("faults", faults.String()).
+		// Seed 0 (model.sim.seed unset) draws one of this model's own:
+		// logged, so a run's faults can be drawn again by setting it.
+		m, err := sim.New(sim.Config{Name: "support", Seed: cfg.Sim.Seed, Latency: cfg.Sim.Latency, Faults: faults})
+		if err != nil {
+			return nil, err
+		}
+		log.Warn().Str("model", "sim").Str("faults", faults.String()).Uint64("seed", m.Config().Seed).
 			Msg("SIMULATED model provider: for demos, load and chaos runs only")
-		return sim.New(sim.Config{Name: "support", Seed: cfg.Sim.Seed, Latency: cfg.Sim.Latency, Faults: faults})
+		return m, nil
 	case strings.HasPrefix(spec, "gemini:"):
 		key := getenv("GEMINI_API_KEY")
 		if key == "" {

@@ -26,6 +26,7 @@ import (
 	"github.com/agentfleet/agentfleet/pkg/dlq"
 	"github.com/agentfleet/agentfleet/pkg/idempotency"
 	"github.com/agentfleet/agentfleet/pkg/idempotency/natskv"
+	"github.com/agentfleet/agentfleet/pkg/providers/sim"
 	"github.com/agentfleet/agentfleet/pkg/taxonomy"
 )
 
@@ -311,6 +312,13 @@ func StartWorker(ctx context.Context, cfg config.Worker, getenv func(string) str
 	ev.Int("concurrency", cfg.Worker.Concurrency).Msg("agentfleet worker starting")
 	if err := CheckDerived(cfg); err != nil {
 		return nil, err
+	}
+	if cfg.Model.Spec == "sim" && cfg.Model.Sim.Seed == 0 {
+		// No model.sim.seed: this worker draws its own, not the fleet's
+		// (left open in the twenty-third session: every worker drew the
+		// same faults), one for the model and the tool faults alike, so the
+		// seed Provider logs reruns both.
+		cfg.Model.Sim.Seed = sim.NewSeed()
 	}
 	// The provider is built before anything connects: a model setting
 	// that can never work (simulated faults that do not parse, a missing

@@ -22,6 +22,7 @@ import (
 	"github.com/agentfleet/agentfleet/pkg/idempotency"
 	"github.com/agentfleet/agentfleet/pkg/idempotency/natskv"
 	"github.com/agentfleet/agentfleet/pkg/idempotency/redisstore"
+	"github.com/agentfleet/agentfleet/pkg/providers/sim"
 )
 
 // Stores are the fleet's state: sessions, locks, invocation records,
@@ -169,7 +170,11 @@ func withToolFaults(cfg config.Worker, orders support.Orders) support.Orders {
 	if cfg.Model.Sim.ToolFaults <= 0 || cfg.Model.Spec != "sim" {
 		return orders
 	}
-	return support.NewFaultyOrders(orders, cfg.Model.Sim.ToolFaults, cfg.Model.Sim.Seed)
+	seed := cfg.Model.Sim.Seed
+	if seed == 0 {
+		seed = sim.NewSeed() // no model.sim.seed: this worker's own draws
+	}
+	return support.NewFaultyOrders(orders, cfg.Model.Sim.ToolFaults, seed)
 }
 
 // StoresIdentity names the stores a worker of cfg keeps its idempotency

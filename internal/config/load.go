@@ -164,10 +164,11 @@ func setValue(v reflect.Value, s string) error {
 //     redis:// and rediss:// it is the Redis ACL user name, not a secret,
 //     and an operator needs it to tell which user failed.
 //
-// A comma-separated list of URLs (NATS seed servers: more than one "://",
-// or a NATS URL at all, since nats.go splits on every comma) is redacted
-// server by server; a comma in another URL (a Redis password may hold one)
-// is left to url.Parse. A URL that does not parse (a typo in the port, a
+// A NATS URL (a NATS scheme or none) with a comma is a list of seed
+// servers, since nats.go splits on every comma, and is redacted server by
+// server, a server that may be a piece of a secret the comma cut hidden
+// whole (commaCutParts); a comma in another URL (a Redis password may hold
+// one, even followed by "://") is left to url.Parse. A URL that does not parse (a typo in the port, a
 // '%' in the password) loses its whole user info instead: what cannot be
 // parsed cannot be told apart, and a secret must not reach a log because
 // of a typo. So does a URL with more than one '@' after its scheme, or one
@@ -178,10 +179,11 @@ func setValue(v reflect.Value, s string) error {
 // host is kept and the query or fragment hidden.
 func RedactURL(s string) string {
 	scheme, _, hasScheme := strings.Cut(s, "://")
-	if strings.Contains(s, ",") && (strings.Count(s, "://") > 1 || !hasScheme || natsScheme(strings.ToLower(scheme))) {
+	if strings.Contains(s, ",") && (!hasScheme || natsScheme(strings.ToLower(scheme))) {
 		parts := strings.Split(s, ",")
+		cut := commaCutParts(parts)
 		for i, p := range parts {
-			parts[i] = redactListPart(p, strings.Contains(s, "@"))
+			parts[i] = redactListPart(p, strings.Contains(s, "@"), cut[i])
 		}
 		return strings.Join(parts, ",")
 	}
@@ -253,20 +255,21 @@ func plainHost(u *url.URL) bool {
 	return true
 }
 
-// redactListPart redacts one server of a comma-separated list. In a list
-// with user info somewhere, a part that does not parse and has no '@' may
-// be the start of a secret the comma cut ("nats://:pa" of
-// "nats://:pa,ss@host"): its authority is dropped too.
-func redactListPart(p string, listHasUserInfo bool) string {
+// redactListPart redacts one server of a comma-separated list. A part
+// that may be the start or a middle of a secret the comma cut loses its
+// authority: one commaCutParts marked (commaCut), and, in a list with user
+// info somewhere, one that does not parse and has no '@' ("nats://:pa" of
+// "nats://:pa,ss@host").
+func redactListPart(p string, listHasUserInfo, commaCut bool) string {
 	check := p
 	if !strings.Contains(p, "://") {
 		check = "nats://" + p
 	}
+	if commaCut {
+		return hideListPart(p)
+	}
 	if _, err := url.Parse(check); err != nil && !strings.Contains(p, "@") && listHasUserInfo {
-		if i := strings.Index(p, "://"); i >= 0 {
-			return p[:i+3] + redacted
-		}
-		return redacted
+		return hideListPart(p)
 	}
 	return RedactURL(p)
 }
@@ -296,14 +299,15 @@ func natsScheme(scheme string) bool {
 func RedactNATSURL(s string) string {
 	parts := strings.Split(s, ",")
 	hasAt := strings.Contains(s, "@")
+	cut := commaCutParts(parts)
 	for i, p := range parts {
 		scheme, rest, ok := strings.Cut(p, "://")
 		if !ok || natsScheme(strings.ToLower(scheme)) {
-			parts[i] = redactListPart(p, hasAt)
+			parts[i] = redactListPart(p, hasAt, cut[i])
 			continue
 		}
 		// Redacted as a nats:// URL, then given its own scheme back.
-		parts[i] = scheme + "://" + strings.TrimPrefix(redactListPart("nats://"+rest, hasAt), "nats://")
+		parts[i] = scheme + "://" + strings.TrimPrefix(redactListPart("nats://"+rest, hasAt, cut[i]), "nats://")
 	}
 	return strings.Join(parts, ",")
 }
@@ -353,11 +357,17 @@ func RedactConnectError(err error, raw string) error {
 
 // userInfoPieces returns the parts of every user info in raw (each server
 // of a comma-separated list: what lies between its "://" and its last
-// '@'), split at ':', '/', '#', '?' and '@', longest first.
+// '@', or all after its "://" when it may be a piece of a secret the comma
+// cut, commaCutParts), split at ':', '/', '#', '?' and '@', longest first.
 func userInfoPieces(raw string) []string {
 	var out []string
-	for _, part := range strings.Split(raw, ",") {
+	parts := strings.Split(raw, ",")
+	cut := commaCutParts(parts)
+	for i, part := range parts {
 		at := strings.LastIndex(part, "@")
+		if cut[i] {
+			at = len(part)
+		}
 		if at < 0 {
 			continue
 		}
@@ -366,7 +376,7 @@ func userInfoPieces(raw string) []string {
 			info = info[i+3:]
 		}
 		for _, p := range strings.FieldsFunc(info, func(r rune) bool { return strings.ContainsRune(":/#?@", r) }) {
-			if len(p) >= 3 {
+			if p = strings.TrimSpace(p); len(p) >= 3 {
 				out = append(out, p)
 			}
 		}

@@ -216,7 +216,11 @@ type Sim struct {
 	Latency time.Duration `yaml:"latency"` // Latency is the simulated per-call latency (default 20ms).
 	// Faults is a spec like "rate_limited=0.2,server=0.2".
 	Faults string `yaml:"faults"`
-	Seed   uint64 `yaml:"seed"` // Seed seeds the simulation's randomness (default 1).
+	// Seed seeds the simulation's randomness (model and tool faults,
+	// latency jitter): a worker given one draws the same sequence on every
+	// run. 0, the default, is no seed: each worker draws one of its own
+	// (logged at start), so the workers of a fleet do not fail in step.
+	Seed uint64 `yaml:"seed"`
 	// ToolFaults is the probability (0 to 1) that a call of the demo
 	// orders service fails with support.ErrUnavailable before doing any
 	// work: simulated tool faults for chaos runs. Default 0.
@@ -284,7 +288,7 @@ func DefaultWorker() Worker {
 		Model: Model{Spec: "sim", MaxModelCalls: DefaultSupportMaxModelCalls,
 			Retry: Retry{Attempts: 2, Initial: 500 * time.Millisecond, Max: 8 * time.Second, HintCap: 30 * time.Second,
 				BudgetMaxTokens: 10, BudgetTokenRatio: 0.1, AttemptTimeout: DefaultAttemptTimeout},
-			Sim: Sim{Latency: 20 * time.Millisecond, Seed: 1}},
+			Sim: Sim{Latency: 20 * time.Millisecond}},
 		Idempotency: Idempotency{Retention: idempotency.DefaultRetention, Lease: 30 * time.Second},
 		Cooldown:    cooldown.Config{}.WithDefaults(),
 		MetricsAddr: ":9090",

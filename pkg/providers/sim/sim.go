@@ -27,9 +27,11 @@
 // as a *model.ProviderError{Provider: "sim"} that also wraps ErrSimulated;
 // in-band faults as a response with the matching finish reason.
 //
-// Given a seed, the sequence of faults and latencies is deterministic for
-// single-threaded use. The model is safe for concurrent use (the random
-// source is locked), but then the interleaving decides who gets which draw.
+// Given a seed (Config.Seed, not 0), the sequence of faults and latencies
+// is deterministic for single-threaded use; without one, every model draws
+// a seed of its own (NewSeed), reported by Config to rerun with. The
+// model is safe for concurrent use (the random source is locked), but then
+// the interleaving decides who gets which draw.
 package sim
 
 import (
@@ -69,7 +71,10 @@ type Config struct {
 	// Name labels the model; Name() returns "sim:" + Name. Default
 	// "order-support".
 	Name string
-	// Seed seeds the random source for faults and latency jitter.
+	// Seed seeds the random source for faults and latency jitter: the same
+	// seed gives the same sequence. 0 (the default) is no seed: New draws
+	// one of the model's own (NewSeed), so two models never share their
+	// faults by accident; Config reports the seed drawn.
 	Seed uint64
 	// Latency is slept (honouring ctx) before every call answers.
 	Latency time.Duration
@@ -154,6 +159,9 @@ func New(cfg Config) (*Model, error) {
 		faults[k] = v
 	}
 	cfg.Faults = faults
+	if cfg.Seed == 0 {
+		cfg.Seed = NewSeed()
+	}
 	return &Model{cfg: cfg, name: ProviderName + ":" + cfg.Name, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))}, nil
 }
 
@@ -164,8 +172,9 @@ func (m *Model) Name() string { return m.name }
 // Simulated reports true: the model is simulated. Wiring code may log it.
 func (m *Model) Simulated() bool { return true }
 
-// Config returns the model's effective configuration. Its Faults is a
-// copy: writing to it does not change the model.
+// Config returns the model's effective configuration, its Seed the one
+// drawn when New was given none. Its Faults is a copy: writing to it does
+// not change the model.
 func (m *Model) Config() Config {
 	c := m.cfg
 	c.Faults = maps.Clone(m.cfg.Faults)
