@@ -27,7 +27,10 @@ type Metrics struct {
 	// means a hot session (one session sent requests faster than its
 	// invocations finish).
 	Messages *prometheus.CounterVec
-	// DeadLetters counts DLQ entries by class and agent.
+	// DeadLetters counts DLQ entries by class and agent: an entry whose
+	// outcome the invocation record holds (a run's, a poison message's)
+	// once recorded, one published as received (BAD_INPUT) once stored,
+	// so a redelivery that publishes it again counts nothing.
 	DeadLetters *prometheus.CounterVec
 	// InFlight is the number of invocations running now.
 	InFlight prometheus.Gauge
@@ -100,6 +103,24 @@ func (m *Metrics) message(agent, action string) {
 func (m *Metrics) inFlight(d float64) {
 	if m != nil {
 		m.InFlight.Add(d)
+	}
+}
+
+// deadLettered counts the recorded dead letter of a run of agent (agent is
+// one of the worker's): DeadLetters, and Pages for a page-level class or
+// LoopSuspects for CALL_BUDGET. Its caller counts it once the invocation
+// record holds the outcome, so a redelivery after a failed record write
+// counts it once, not again.
+func (m *Metrics) deadLettered(class taxonomy.Class, agent string) {
+	if m == nil {
+		return
+	}
+	m.deadLetter(string(class), agent)
+	switch {
+	case taxonomy.PolicyFor(class).Page:
+		m.page(string(class), agent)
+	case class == taxonomy.CallBudget:
+		m.loopSuspect(agent)
 	}
 }
 

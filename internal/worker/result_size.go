@@ -1,9 +1,12 @@
 package worker
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/agentfleet/agentfleet/pkg/dlq"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
 
@@ -24,14 +27,19 @@ func (w *Worker) maxResultBytes() int {
 
 // fitResult cuts res.Content, on a rune boundary, until res encodes to at
 // most limit bytes, and marks it Truncated when it cut; when the result does
-// not fit even without its content, it cuts res.UserMessage the same way.
+// not fit even without its content, it cuts res.UserMessage the same way,
+// and when it does not fit without either, it leaves out the earliest of
+// res.ToolsRun too (counted in ToolsRunOmitted). First, whatever the limit,
+// it bounds res.ToolsRun (boundToolsRun), which resultFor has done already
+// for a result of this version.
 // A final answer longer than one NATS message could carry (JSON escapes '<',
 // '>' and '&' as six bytes each) would otherwise be recorded as completed
 // and then fail to publish on every delivery: redelivered forever, never
 // answered, never dead-lettered. The cut is deterministic, so the result
 // recorded and the one (re-)published are the same bytes. limit <= 0
-// changes nothing.
+// changes nothing else.
 func fitResult(res *envelope.Result, limit int) error {
+	boundToolsRun(res)
 	if limit <= 0 || maxEncoded(res) <= limit {
 		return nil // the usual case, without encoding it once more
 	}
@@ -63,7 +71,15 @@ func fitResult(res *envelope.Result, limit int) error {
 	if ok, err := fits(&trial); err != nil {
 		return err
 	} else if !ok {
-		return fmt.Errorf("worker: result of %s does not fit %d bytes even without its content and message", res.InvocationID, limit)
+		// Not even without either (a server whose max_payload is a few
+		// KiB): the earliest tool names go too, as boundToolsRun drops
+		// them.
+		if err := dropEarliestTools(&trial, fits); err != nil {
+			return fmt.Errorf("worker: result of %s does not fit %d bytes even without its content, message and tools: %w", res.InvocationID, limit, err)
+		}
+		res.Content, res.UserMessage, res.Truncated = "", "", true
+		res.ToolsRun, res.ToolsRunOmitted = trial.ToolsRun, trial.ToolsRunOmitted
+		return nil
 	}
 	msg, err := longestFitting(res.UserMessage, func(p string) (bool, error) {
 		trial.UserMessage = p
@@ -109,4 +125,91 @@ func maxEncoded(res *envelope.Result) int {
 		n += len(t) + 3 // the quotes and the comma are not escaped, but count them so
 	}
 	return 6*n + 512
+}
+
+// maxToolsRunSize bounds a result's encoded tools_run list as a DLQ entry's
+// tools_completed list is bounded (dlq.MaxToolsCompletedSize, 4 KiB: at
+// least 61 names of tool.MaxNameLen, hundreds of usual ones).
+const maxToolsRunSize = dlq.MaxToolsCompletedSize
+
+// boundToolsRun keeps the last names of res.ToolsRun whose JSON list takes
+// at most maxToolsRunSize bytes and adds the number of the others, the
+// earliest, to res.ToolsRunOmitted, as a DLQ entry keeps its
+// tools_completed. The list spans every run of the invocation: tens of
+// thousands of calls made a result that no NATS message could carry, and
+// fitResult cut only its texts, so its publish failed on every delivery
+// and the message was put back for ever (left open in the twenty-third
+// session). The invocation record keeps the result too (a NATS KV entry is
+// bounded by max_payload as well). It reslices and never writes to the
+// list's backing array; a second call changes nothing.
+func boundToolsRun(res *envelope.Result) {
+	bound := 2 // the brackets
+	for _, t := range res.ToolsRun {
+		bound += 6*len(t) + 3 // every byte escaped, the quotes and the comma
+	}
+	if bound <= maxToolsRunSize {
+		return // the usual case, without encoding a name
+	}
+	size, keep := 2, 0
+	for i := len(res.ToolsRun) - 1; i >= 0; i-- {
+		n := jsonStringSize(res.ToolsRun[i])
+		if keep > 0 {
+			n++ // the comma
+		}
+		if size+n > maxToolsRunSize {
+			break
+		}
+		size += n
+		keep++
+	}
+	if drop := len(res.ToolsRun) - keep; drop > 0 {
+		res.ToolsRun = res.ToolsRun[drop:]
+		res.ToolsRunOmitted += drop
+	}
+}
+
+// jsonStringSize is an upper bound of s's size as a JSON string in an
+// encoded result (Result.Encode makes invalid UTF-8 shorter first).
+func jsonStringSize(s string) int {
+	b, err := json.Marshal(s)
+	if err != nil { // a string always marshals; count it as all escapes
+		return 6*len(s) + 2
+	}
+	return len(b)
+}
+
+// dropEarliestTools leaves the most recent names of trial.ToolsRun that
+// fit, by bisection over how many are kept, and counts the others in
+// trial.ToolsRunOmitted. It fails when trial does not fit even without a
+// tool name.
+func dropEarliestTools(trial *envelope.Result, fits func(*envelope.Result) (bool, error)) error {
+	all, omitted := trial.ToolsRun, trial.ToolsRunOmitted
+	keep := func(k int) (bool, error) {
+		trial.ToolsRun, trial.ToolsRunOmitted = all[len(all)-k:], omitted+len(all)-k
+		if k == 0 {
+			trial.ToolsRun = nil
+		}
+		return fits(trial)
+	}
+	if ok, err := keep(0); err != nil {
+		return err
+	} else if !ok {
+		return errors.New("no room left for the envelope's other fields")
+	}
+	// keep(lo) fits; keep(hi), the whole list, does not (the caller tried).
+	lo, hi := 0, len(all)
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		ok, err := keep(mid)
+		if err != nil {
+			return err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	_, err := keep(lo)
+	return err
 }

@@ -36,9 +36,15 @@ type Result struct {
 	ModelCalls int `json:"model_calls"`
 	// Attempts is the message's delivery count when it finished.
 	Attempts int `json:"attempts"`
-	// ToolsRun lists the tools that completed, in order.
-	ToolsRun   []string `json:"tools_run,omitempty"`
-	DurationMS int64    `json:"duration_ms"` // DurationMS is the handling time in milliseconds.
+	// ToolsRun lists the tools that completed, in order: the most recent
+	// ones, at most 4 KiB of names (as a DLQ entry's tools_completed), when
+	// the invocation completed more.
+	ToolsRun []string `json:"tools_run,omitempty"`
+	// ToolsRunOmitted is how many of the earliest completed tools ToolsRun
+	// leaves out to stay within its bound. Optional: 0 (absent) when none
+	// were.
+	ToolsRunOmitted int   `json:"tools_run_omitted,omitempty"`
+	DurationMS      int64 `json:"duration_ms"` // DurationMS is the handling time in milliseconds.
 }
 
 // DecodeResult decodes a result envelope.
