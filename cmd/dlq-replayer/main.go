@@ -18,7 +18,7 @@ import (
 )
 
 func main() {
-	ctx, stop := shutdown.Notify(os.Stderr)
+	ctx, stop := shutdown.NotifyWith(os.Stderr, replayer.ForcedExitNote)
 	code := replayer.Run(ctx, os.Args[1:], replayer.Env{Stdout: os.Stdout, Stderr: os.Stderr, Stdin: os.Stdin})
 	stop()
 	os.Exit(code)

@@ -47,11 +47,11 @@ type filterFlags struct {
 }
 
 func (f *filterFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.class, "class", "", "only entries of this failure class (e.g. SERVER; a class the taxonomy does not know is a usage error unless the DLQ or parked stream holds entries of it)")
-	fs.StringVar(&f.agent, "agent", "", "only entries of this agent")
-	fs.StringVar(&f.since, "since", "", "only entries stored at or after: RFC 3339 time or a duration ago (2h)")
-	fs.StringVar(&f.until, "until", "", "only entries stored before: RFC 3339 time or a duration ago")
-	fs.StringVar(&f.invocation, "invocation", "", "only the entries of this invocation id")
+	onceVar(fs, &f.class, "class", "only entries of this failure `class` (e.g. SERVER; a class the taxonomy does not know is a usage error unless the DLQ or parked stream holds entries of it)")
+	onceVar(fs, &f.agent, "agent", "only entries of this `agent`")
+	onceVar(fs, &f.since, "since", "only entries stored at or after: RFC 3339 `time` or a duration ago (2h)")
+	onceVar(fs, &f.until, "until", "only entries stored before: RFC 3339 `time` or a duration ago")
+	onceVar(fs, &f.invocation, "invocation", "only the entries of this invocation `id`")
 }
 
 // filter converts the flags to a dlq.Filter.
@@ -78,6 +78,14 @@ func (f *filterFlags) filter(now time.Time) (dlq.Filter, error) {
 	}
 	if out.Until, err = parseWhen(f.until, now); err != nil {
 		return out, usagef("--until: %v", err)
+	}
+	if !out.Since.IsZero() && !out.Until.IsZero() && !out.Since.Before(out.Until) {
+		// Since <= t < Until holds for no entry: the walk selected nothing
+		// and said so only as an empty table (left open in the
+		// twenty-third session). "--since 1h --until 2h" is the likely
+		// slip: a duration counts back from now.
+		return out, usagef("--since %s (%s) is not before --until %s (%s): no entry is stored in between; --since is the earlier time (of two durations, the longer)",
+			f.since, out.Since.UTC().Format(time.RFC3339), f.until, out.Until.UTC().Format(time.RFC3339))
 	}
 	return out, nil
 }

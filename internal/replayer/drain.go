@@ -17,8 +17,8 @@ import (
 )
 
 func drainFlags(fs *flag.FlagSet, o *cmdOpts) {
-	fs.StringVar(&o.class, "class", "", "only this (auto-replayable) class")
-	fs.StringVar(&o.agent, "agent", "", "only this agent")
+	onceVar(fs, &o.class, "class", "only this (auto-replayable) `class`")
+	onceVar(fs, &o.agent, "agent", "only this `agent`")
 	fs.Float64Var(&o.rate, "rate", 0, "replays per second (default drain.rate = 10)")
 	fs.IntVar(&o.concurrency, "concurrency", 0, "replays in flight at once (default drain.concurrency = 4)")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "address for /metrics, /healthz, /readyz (default metrics_addr = :9091; \"\" disables)")
@@ -243,9 +243,16 @@ func drainPass(ctx context.Context, c *cmdCtx, f *Fleet, sel Selection, m *Metri
 		CooldownPoll: c.cfg.Replay.CooldownPoll, Summary: sum, Metrics: m, Now: c.env.Now,
 	})
 	t := sum.Total()
-	c.log.Info().Int("replayed", t.Replayed).Int("completed", t.Completed).Int("dead_lettered_again", t.DeadLettered).
+	ev, msg := c.log.Info(), "drain pass done"
+	var ie *interruptedError
+	if errors.As(err, &ie) {
+		// What the stopped pass did, and what it left (not "context
+		// canceled"; left open in the twenty-third session).
+		ev, msg = ev.Int("not_handled", ie.left), "drain pass interrupted: the entries it did not handle stay in the DLQ"
+	}
+	ev.Int("replayed", t.Replayed).Int("completed", t.Completed).Int("dead_lettered_again", t.DeadLettered).
 		Int("parked", t.Parked).Int("skipped", t.Skipped).Int("already_replayed", t.AlreadyReplayed).
 		Int("already_completed", t.AlreadyCompleted).Int("errors", t.Errors).
-		Msg("drain pass done")
+		Msg(msg)
 	return t, err
 }

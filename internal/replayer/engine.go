@@ -92,8 +92,9 @@ type exec struct {
 // Execute carries out a plan: it replays, parks, skips and reports, in plan
 // order, Concurrency at a time and at most Rate replays per second, pausing
 // while a model's cooldown is open. It returns a *HaltError when a safety
-// rule stopped it (the canary failed, the auto-halt rule fired), ctx's error
-// when interrupted, and an error when a publish or delete failed. What it did
+// rule stopped it (the canary failed, the auto-halt rule fired), an error
+// wrapping ctx's that says how many entries it handled and left when
+// interrupted, and an error when a publish or delete failed. What it did
 // is in opts.Summary either way.
 func Execute(ctx context.Context, f *Fleet, plan []Planned, opts ExecOptions) (err error) {
 	if opts.Concurrency < 1 {
@@ -124,6 +125,13 @@ func Execute(ctx context.Context, f *Fleet, plan []Planned, opts ExecOptions) (e
 		prog: newProgress(opts.Progress, opts.Terminal, len(plan), "replay")}
 	x.rm = newRemover(x, plan)
 	defer x.prog.finish()
+	defer func() {
+		// Runs after the phases' removals: every entry handled is counted.
+		var he *HaltError
+		if err != nil && ctx.Err() != nil && !errors.As(err, &he) {
+			err = executeInterrupted(len(plan), x.prog.handled(), f.Streams.DLQStream, err)
+		}
+	}()
 	limit := rate.Inf
 	if opts.Rate > 0 {
 		limit = rate.Limit(opts.Rate)

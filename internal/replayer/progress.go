@@ -51,6 +51,13 @@ func (p *progress) done(p2 Planned, what string) {
 	fmt.Fprintf(p.w, "[%d/%d] seq %d %s %s: %s\n", p.n, p.total, p2.Item.Seq, p2.InvocationID(), p2.Class(), what)
 }
 
+// handled returns how many entries were reported done.
+func (p *progress) handled() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.n
+}
+
 // note prints a line (above the bar).
 func (p *progress) note(format string, args ...any) {
 	p.mu.Lock()

@@ -97,9 +97,15 @@ func runPurge(ctx context.Context, c *cmdCtx, pos []string) error {
 		return err
 	}
 	deleted, gone := 0, 0
-	for _, p := range plan {
+	for i, p := range plan {
+		if ctx.Err() != nil {
+			return purgeInterrupted(ctx.Err(), deleted, gone, len(plan)-i, src.Streams.DLQStream, "")
+		}
 		err := src.Reader.Delete(ctx, p.Item.Seq)
 		if err != nil {
+			if ctx.Err() != nil {
+				return purgeInterrupted(err, deleted, gone, len(plan)-i, src.Streams.DLQStream, " (the one being deleted at the interrupt perhaps not)")
+			}
 			if already, _ := src.Reader.Gone(ctx, p.Item.Seq); already {
 				gone++
 				continue
@@ -113,4 +119,13 @@ func runPurge(ctx context.Context, c *cmdCtx, pos []string) error {
 	}
 	fmt.Fprintf(c.env.Stdout, "purged %d entries (%d were already gone)\n", deleted, gone)
 	return nil
+}
+
+// purgeInterrupted is purge's error when ctx ended it: what it deleted and
+// what stays in stream, not "context canceled" (left open in the
+// twenty-third session).
+func purgeInterrupted(cause error, deleted, gone, left int, stream, inFlight string) error {
+	return &interruptedError{left: left, cause: cause, msg: fmt.Sprintf(
+		"interrupted: %d entries deleted (%d were already gone); the other %d stay in %s%s",
+		deleted, gone, left, stream, inFlight)}
 }

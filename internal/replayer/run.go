@@ -111,6 +111,9 @@ func Run(ctx context.Context, args []string, env Env) int {
 	c := &cmdCtx{env: env, cfg: cfg, opts: o, fs: fs,
 		log: zerolog.New(env.Stderr).Level(logLevel(cfg.LogLevel)).With().Timestamp().Str("component", "dlq-replayer").Logger()}
 	err = cmd.run(ctx, c, pos)
+	if ctx.Err() != nil {
+		err = interrupted(err)
+	}
 	if err != nil && !errors.Is(err, errQuiet) {
 		fmt.Fprintf(env.Stderr, "dlq-replayer %s: %v\n", name, err)
 	}
@@ -189,7 +192,8 @@ commands:
 	}
 	fmt.Fprint(w, `
 common flags: --config FILE, --nats-url URL (env AGENTFLEET_NATS_URL), --redis-url URL (env AGENTFLEET_REDIS_URL), --json
-filters:      --class C, --agent A, --since T, --until T (RFC 3339 or a duration ago, e.g. 2h), --invocation ID
+filters:      --class C, --agent A, --since T, --until T (RFC 3339 or a duration ago, e.g. 2h), --invocation ID;
+              each one value, given once (run a command once per class), --since before --until
 replay:       --dry-run, --yes, --max N, --rate N/s (0 = unthrottled), --concurrency N, --canary N, --wait, --force (with --class)
 exit codes:   0 done, 1 error, 2 halted or refused by a safety rule, 3 usage or configuration (bad flags, a bad
               config file; show, replay and drain refuse stores that are not the ones the workers record), 130 interrupted

@@ -166,10 +166,10 @@ func age(now, t time.Time) string {
 }
 
 func statsFlags(fs *flag.FlagSet, o *cmdOpts) {
-	fs.StringVar(&o.class, "class", "", "only this failure class")
-	fs.StringVar(&o.agent, "agent", "", "only this agent")
-	fs.StringVar(&o.since, "since", "", "only entries stored at or after (RFC 3339 or a duration ago)")
-	fs.StringVar(&o.until, "until", "", "only entries stored before (RFC 3339 or a duration ago)")
+	onceVar(fs, &o.class, "class", "only this failure `class`")
+	onceVar(fs, &o.agent, "agent", "only this `agent`")
+	onceVar(fs, &o.since, "since", "only entries stored at or after (RFC 3339 `time` or a duration ago)")
+	onceVar(fs, &o.until, "until", "only entries stored before (RFC 3339 `time` or a duration ago)")
 }
 
 func runStats(ctx context.Context, c *cmdCtx, pos []string) error {

@@ -20,17 +20,29 @@ import (
 // a shell reports a process that an interrupt ended.
 const ForcedExitCode = 130
 
+// WorkerForcedNote is what exiting at once leaves behind for a worker: the
+// messages it held are not acknowledged, and JetStream delivers them again.
+const WorkerForcedNote = "what was in hand is redelivered"
+
 // Notify returns a context cancelled by the first SIGINT or SIGTERM; a
 // second one prints a line to stderr and exits the process with
 // ForcedExitCode. stop releases the signals (and lets a later signal end
-// the process the default way).
+// the process the default way). The line says WorkerForcedNote.
 func Notify(stderr io.Writer) (ctx context.Context, stop func()) {
+	return NotifyWith(stderr, WorkerForcedNote)
+}
+
+// NotifyWith is Notify whose second-signal line says forced: what exiting
+// at once leaves behind, in the command's own terms (the dlq-replayer's
+// second ^C spoke the worker's words; left open in the twenty-third
+// session).
+func NotifyWith(stderr io.Writer, forced string) (ctx context.Context, stop func()) {
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
-		watch(ch, done, cancel, stderr, os.Exit)
+		watch(ch, done, cancel, stderr, forced, os.Exit)
 	}()
 	return ctx, func() {
 		signal.Stop(ch)
@@ -39,9 +51,9 @@ func Notify(stderr io.Writer) (ctx context.Context, stop func()) {
 	}
 }
 
-// watch cancels on the first signal from ch and calls exit on the second,
-// until done is closed.
-func watch(ch <-chan os.Signal, done <-chan struct{}, cancel func(), stderr io.Writer, exit func(int)) {
+// watch cancels on the first signal from ch and, saying forced, calls exit
+// on the second, until done is closed.
+func watch(ch <-chan os.Signal, done <-chan struct{}, cancel func(), stderr io.Writer, forced string, exit func(int)) {
 	first := true
 	for {
 		select {
@@ -54,7 +66,7 @@ func watch(ch <-chan os.Signal, done <-chan struct{}, cancel func(), stderr io.W
 				cancel()
 				continue
 			}
-			fmt.Fprintf(stderr, "%v again: exiting at once (what was in hand is redelivered)\n", sig)
+			fmt.Fprintf(stderr, "%v again: exiting at once (%s)\n", sig, forced)
 			exit(ForcedExitCode)
 			return
 		}

@@ -43,7 +43,7 @@ func TestSecondSignalExits(t *testing.T) {
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		watch(ch, done, cancel, &out, func(code int) { exited <- code })
+		watch(ch, done, cancel, &out, WorkerForcedNote, func(code int) { exited <- code })
 	}()
 
 	ch <- syscall.SIGINT
