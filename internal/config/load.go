@@ -178,7 +178,11 @@ func setValue(v reflect.Value, s string) error {
 // fragment after a path (redis://host:6379/0?client_name=svc@team): the
 // host is kept and the query or fragment hidden.
 func RedactURL(s string) string {
-	scheme, _, hasScheme := strings.Cut(s, "://")
+	// The scheme is the first server's: in "h1:4222,nats://u:p@h2" the
+	// first "://" is the second server's (found in review, twenty-fourth
+	// session: such a list was read as one URL and its password printed).
+	first, _, _ := strings.Cut(s, ",")
+	scheme, _, hasScheme := strings.Cut(first, "://")
 	if strings.Contains(s, ",") && (!hasScheme || natsScheme(strings.ToLower(scheme))) {
 		parts := strings.Split(s, ",")
 		cut := commaCutParts(parts)
@@ -363,6 +367,7 @@ func userInfoPieces(raw string) []string {
 	var out []string
 	parts := strings.Split(raw, ",")
 	cut := commaCutParts(parts)
+	ports := listPorts(parts, cut)
 	for i, part := range parts {
 		at := strings.LastIndex(part, "@")
 		if cut[i] {
@@ -375,14 +380,55 @@ func userInfoPieces(raw string) []string {
 		if i := strings.Index(info, "://"); i >= 0 {
 			info = info[i+3:]
 		}
+		if cut[i] && strings.Contains(part, "://") {
+			// Of a comma-cut password's first piece ("admin:2024" of
+			// "nats://admin:2024,Winter@host") what is secret follows the
+			// user name's ':': the start is a user name, or a real
+			// server's host an operator needs to read in the error (found
+			// in review, twenty-fourth session). Without a ':' it is a
+			// token's start, secret whole; later pieces are secret whole.
+			if _, after, ok := strings.Cut(info, ":"); ok {
+				info = after
+			}
+		}
 		for _, p := range strings.FieldsFunc(info, func(r rune) bool { return strings.ContainsRune(":/#?@", r) }) {
-			if p = strings.TrimSpace(p); len(p) >= 3 {
-				out = append(out, p)
+			p = strings.TrimSpace(p)
+			if len(p) < 3 || (cut[i] && ports[p]) {
+				continue // a real server's port is no secret of a cut piece
+			}
+			out = append(out, p)
+			// A client may print the piece decoded (url.Parse decodes a
+			// host's %-escapes): "%C3%A9t%C3%A9" is dialled as "été".
+			if d, err := url.PathUnescape(p); err == nil && d != p && len(d) >= 3 {
+				out = append(out, d)
 			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
 	return out
+}
+
+// listPorts returns the ports of the list's parts that are servers for
+// sure (not commaCutParts).
+func listPorts(parts []string, cut []bool) map[string]bool {
+	ports := map[string]bool{}
+	for i, p := range parts {
+		if cut[i] {
+			continue
+		}
+		if j := strings.LastIndex(p, "@"); j >= 0 {
+			p = p[j+1:]
+		} else if j := strings.Index(p, "://"); j >= 0 {
+			p = p[j+3:]
+		}
+		if j := strings.IndexAny(p, "/?#"); j >= 0 {
+			p = p[:j]
+		}
+		if j := strings.LastIndex(p, ":"); j >= 0 && !strings.HasSuffix(p, "]") {
+			ports[p[j+1:]] = true
+		}
+	}
+	return ports
 }
 
 // quotedRE matches a %q-quoted string in an error message.

@@ -40,7 +40,9 @@
 //     last), never the sum over chunks; its total is at least prompt plus
 //     completion tokens (streamUsage).
 //   - chunks whose ids differ (proxies that give each chunk its own, or
-//     some none) are one stream: the response carries the first id.
+//     some none) are one stream: the response carries the first id; an
+//     id that repeated and then changed, or went back to an earlier one,
+//     is two completions in one stream, refused (chunkIDs).
 //   - an HTTP 400 with the code "invalid_prompt" (the provider's policy
 //     check flagged the prompt), or Azure OpenAI's "content_filter", is not thrown: it is a response with no
 //     content and ErrorCode PROHIBITED_CONTENT, as a Gemini prompt block.
@@ -267,25 +269,14 @@ func (m *Model) stream(ctx context.Context, name string, params openai.ChatCompl
 			// The call's usage, field by field (streamUsage): the
 			// accumulator's sum multiplied running totals.
 			tokens streamUsage
-			// The first id the stream gave a chunk.
-			firstID string
+			// The chunks' ids, a proxy's mended (chunkIDs).
+			ids chunkIDs
 		)
 		for s.Next() {
 			chunk := s.Current()
 			chunks++
 			tokens.add(chunk.Usage)
-			// Every chunk gets the stream's first id: the accumulator
-			// rejects a chunk whose id differs from the first one's
-			// (also an empty one after it), and proxies that stamp each
-			// chunk with an id of their own, or send some without one,
-			// failed as a "malformed stream" (left open in the
-			// twenty-third session, fixed in the twenty-fourth). The id
-			// says nothing about the answer.
-			if firstID == "" {
-				firstID = chunk.ID
-			} else {
-				chunk.ID = firstID
-			}
+			ids.mend(&chunk)
 			deltas.mend(&chunk)
 			if !acc.AddChunk(chunk) {
 				yield(nil, m.redactError(fmt.Errorf("openai: stream (model %s): chunk %d rejected by the accumulator (bad choice or tool-call index): %w",
