@@ -306,6 +306,13 @@ func (x *exec) handle(ctx context.Context, p Planned) error {
 func (x *exec) park(ctx context.Context, p Planned) error {
 	class := p.Class()
 	if err := x.f.Parked.Park(ctx, p.Item, p.Why, x.opts.Now()); err != nil {
+		if ctx.Err() != nil {
+			// Interrupted: the entry stays, not handled and not an error,
+			// as an interrupted replay's (found in review, twenty-fourth
+			// session: it was counted an error and "handled").
+			x.rm.stay(ctx, p)
+			return ctx.Err()
+		}
 		x.sum.update(class, func(c *Counts) { c.Errors++ })
 		x.prog.done(p, "ERROR: "+err.Error())
 		x.rm.stay(ctx, p)

@@ -14,7 +14,8 @@ import (
 // not, and a rerun finds it: the requests' duplicate window, and after it
 // the worker's invocation record, keep it from running twice. A park copies
 // before it deletes, and parking again after a crash between the two
-// stores no second copy (itemParkedMsgID).
+// stores no second copy within the parked stream's duplicate window
+// (itemParkedMsgID); after it, a second copy of an entry that runs once.
 const ForcedExitNote = "replays already published stay published; entries not yet removed stay in the DLQ or parked stream, " +
 	"some of them replayed or parked already: run the same command again, it does not run them twice"
 
@@ -40,12 +41,12 @@ func executeInterrupted(planned, handled int, stream string, cause error) error 
 	left := planned - handled
 	if left <= 0 {
 		return &interruptedError{cause: cause, msg: fmt.Sprintf(
-			"interrupted while waiting for results: all %d entries were handled (the summary counts them; NO RESULT counts the replays whose result was not awaited)", planned)}
+			"interrupted after all %d entries were handled (the summary counts them; NO RESULT counts the replays whose result was not awaited)", planned)}
 	}
 	return &interruptedError{left: left, cause: cause, msg: fmt.Sprintf(
 		"interrupted: %d of %d entries handled (the summary counts them); the other %d stay in %s as they were. "+
-			"Run the same command again to go on: an entry in hand at the interrupt may have been replayed or parked already, "+
-			"and the rerun counts it so and runs nothing twice", handled, planned, left, stream)}
+			"Run the same command again to go on: an entry in hand at the interrupt may have been replayed or parked already; "+
+			"the rerun runs nothing twice (the worker's invocation record stops a second run)", handled, planned, left, stream)}
 }
 
 // interrupted is err of a command that ctx ended, said as an interruption:
