@@ -13,7 +13,7 @@ import (
 )
 
 func main() {
-	ctx, stop := shutdown.Notify(os.Stderr)
+	ctx, stop := shutdown.NotifyWith(os.Stderr, producercli.ForcedExitNote)
 	code := producercli.Run(ctx, os.Args[1:], producercli.Env{Stdout: os.Stdout, Stderr: os.Stderr})
 	stop()
 	os.Exit(code)

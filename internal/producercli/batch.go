@@ -39,11 +39,29 @@ const (
 	OutcomeError Outcome = "error"
 	// OutcomeCanceled: the batch was interrupted first.
 	OutcomeCanceled Outcome = "canceled"
+	// OutcomeHeld: not sent, because an earlier line of its session ended
+	// without a result (timed out, failed to be sent or looked up,
+	// canceled, invalid): sent now, it could run before that line, which
+	// may still be queued or be sent again by a rerun. Err names the
+	// line. A rerun sends it in order (the earlier line is looked up
+	// first, and skipped once completed).
+	OutcomeHeld Outcome = "held"
 )
 
 // ok reports whether the outcome counts as done for the exit code.
 func (o Outcome) ok() bool {
 	return o == OutcomeCompleted || o == OutcomeSkipped || o == OutcomeDuplicateLine
+}
+
+// hasResult reports whether a line sent to the fleet (runLine's) ended with
+// its invocation's result, this run's or a stored one: only then may the
+// session's next line be sent.
+func (o Outcome) hasResult() bool {
+	switch o {
+	case OutcomeCompleted, OutcomeSkipped, OutcomeFailed, OutcomeDeadLettered:
+		return true
+	}
+	return false
 }
 
 // LineResult is the outcome of one line.
@@ -66,7 +84,8 @@ type LineResult struct {
 	// refusal, Duplicate also set) sent again inside the requests stream's
 	// duplicate window, which dropped it.
 	Earlier bool
-	// Err is the error of OutcomeInvalid, OutcomeError, OutcomeTimeout.
+	// Err is the error of OutcomeInvalid, OutcomeError, OutcomeTimeout,
+	// and names the line OutcomeHeld waited for.
 	Err error
 }
 
@@ -100,7 +119,15 @@ type BatchOptions struct {
 // the one before it, and a free slot goes to the next line of another
 // session (the fleet runs a session's invocations one at a time, so a run
 // of one session's lines would otherwise hold every slot, each waiting
-// for the one before it).
+// for the one before it). A line that ends without a result (timeout,
+// error, canceled, or invalid once sent: it may still be queued, or will
+// be sent again by a rerun) holds its session's later lines: they are not
+// sent, and are OutcomeHeld, so that no turn of a conversation runs before
+// the one before it (found in review, twenty-fourth session: after a
+// timeout the next turn was sent at once, and once the fleet was back
+// its workers ran them in either order). Lines refused before they are
+// sent (not valid, an id reused for another request, a repeated line)
+// hold nothing.
 // The returned results are in line order; RunBatch fails only when ctx ends
 // (the rest are OutcomeCanceled).
 func RunBatch(ctx context.Context, c *client.Client, lines []Line, opts BatchOptions) ([]LineResult, error) {
@@ -143,6 +170,13 @@ func RunBatch(ctx context.Context, c *client.Client, lines []Line, opts BatchOpt
 	// line holds no slot and does not spin.
 	var smu sync.Mutex
 	waiting := map[sessionKey][]int{}
+	// heldBy is, for a session whose line ended without a result, that
+	// line's number: the session's later lines are held.
+	heldBy := map[sessionKey]int{}
+	held := func(l Line, by int) LineResult {
+		return LineResult{Line: l.No, InvocationID: l.Request.InvocationID, Outcome: OutcomeHeld,
+			Err: fmt.Errorf("line %d of its session has no result", by)}
+	}
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for range opts.Concurrency {
@@ -150,12 +184,23 @@ func RunBatch(ctx context.Context, c *client.Client, lines []Line, opts BatchOpt
 			for i := range work {
 				k := keyOf(lines[i])
 				for {
-					if ctx.Err() != nil {
-						report(i, LineResult{Line: lines[i].No, InvocationID: lines[i].Request.InvocationID, Outcome: OutcomeCanceled})
-					} else {
-						report(i, runLine(ctx, c, lines[i], limiter, opts.Timeout))
-					}
 					smu.Lock()
+					by, isHeld := heldBy[k]
+					smu.Unlock()
+					var r LineResult
+					switch {
+					case ctx.Err() != nil:
+						r = LineResult{Line: lines[i].No, InvocationID: lines[i].Request.InvocationID, Outcome: OutcomeCanceled}
+					case isHeld:
+						r = held(lines[i], by)
+					default:
+						r = runLine(ctx, c, lines[i], limiter, opts.Timeout)
+					}
+					report(i, r)
+					smu.Lock()
+					if !isHeld && !r.Outcome.hasResult() {
+						heldBy[k] = lines[i].No // before the session leaves waiting
+					}
 					q := waiting[k]
 					if len(q) == 0 {
 						delete(waiting, k)
@@ -197,6 +242,11 @@ func RunBatch(ctx context.Context, c *client.Client, lines []Line, opts BatchOpt
 		if q, busy := waiting[k]; busy {
 			waiting[k] = append(q, i) // run by the slot of the session's line in flight
 			smu.Unlock()
+			continue
+		}
+		if by, isHeld := heldBy[k]; isHeld {
+			smu.Unlock()
+			report(i, held(l, by))
 			continue
 		}
 		waiting[k] = nil
@@ -252,7 +302,7 @@ func runLine(ctx context.Context, c *client.Client, l Line, limiter *rate.Limite
 	case err == nil && stored.Status == envelope.StatusCompleted:
 		r.Outcome, r.Class = OutcomeSkipped, stored.ErrorClass
 		return r
-	case err == nil && stored.RefusedAsBadInput():
+	case err == nil && !stored.Final():
 		// Refused as BAD_INPUT before (an agent not deployed yet, a size
 		// limit): the worker refused it before it wrote any record, so a
 		// resubmission runs, and the runbook's remedy ("fix it, purge

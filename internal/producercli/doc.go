@@ -21,11 +21,18 @@
 // stores its subject, the connection may not publish to it) or refuses it
 // (client.RefusedError): those fail the line at once.
 //
+// A batch's lines of one session (agent, user and session) run one at a
+// time, in file order. A line that ends without a result (a timeout, an
+// error, canceled, or invalid once sent) holds the session's later lines:
+// they are reported "held" and not sent, and a rerun of the file sends
+// them in order (lines that completed are looked up and skipped).
+//
 // Exit codes (see the Exit constants): 0 success (every result completed),
 // 1 an error (NATS unreachable, a file unreadable, a publish failed, a
 // result look-up the connection's permissions refuse; for await and send
 // --wait also a wait during which JetStream answered no look-up), 2 usage,
 // 3 timed out waiting for a result, 4 a result that is not completed
-// (failed or dead-lettered; in a batch also invalid lines and timeouts),
+// (failed or dead-lettered; in a batch also invalid lines, timeouts and
+// lines held because an earlier line of their session has no result),
 // 130 interrupted.
 package producercli

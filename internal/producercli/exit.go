@@ -13,7 +13,8 @@ const (
 	ExitTimeout = 3
 	// ExitNotCompleted: a result arrived but is failed or dead_lettered; in
 	// a batch, any line that did not complete (invalid, failed,
-	// dead-lettered, timed out).
+	// dead-lettered, timed out, held behind an earlier line of its
+	// session).
 	ExitNotCompleted = 4
 	// ExitInterrupted: stopped by a signal.
 	ExitInterrupted = 130

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/agentfleet/agentfleet/internal/cliflag"
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
@@ -15,8 +16,11 @@ import (
 
 // runSend is "send": publish one request, print its invocation id, and with
 // --wait its result. With --wait and --invocation, the id's stored result is
-// looked up before the send (like a batch line's): when it is a BAD_INPUT
-// refusal, the request runs again and the result printed is the one that
+// looked up before the send (like a batch line's): a final one
+// (client.StoredResult.Final: any but a BAD_INPUT refusal) is printed and
+// the request is not sent again, as client.SubmitAndAwait does (the worker
+// would answer it with that result and run nothing); when it is a
+// BAD_INPUT refusal, the request runs again and the result printed is the one that
 // follows the refusal (client.AwaitSent), unless the requests stream
 // dropped the send as a duplicate of the refused request itself (then the
 // refusal is printed, with a note to send it again after the duplicate
@@ -68,8 +72,23 @@ func runSend(ctx context.Context, args []string, g *globals, env Env) int {
 	// nineteenth session: it used to be printed as this send's result).
 	var before *client.StoredResult
 	if wait && envelope.ValidID(invocation) { // else a new id, or Send refuses it
+		// Refused as Send would refuse it, also when a stored result
+		// would answer it.
+		r := *req
+		r.V = envelope.Version // as Send sets it
+		if err := r.Validate(); err != nil {
+			fmt.Fprintln(env.Stderr, "producer send: client: submit:", err)
+			return ExitUsage
+		}
 		stored, err := lookup(ctx, c, invocation, g.timeout)
 		switch {
+		case err == nil && stored.Final():
+			// Found in review, twenty-fourth session: it was sent
+			// again, a copy queued for the fleet to answer with this.
+			fmt.Fprintf(env.Stderr, "producer send: %s already has a result (stored %s); not sent again\n",
+				invocation, stored.Time.UTC().Format(time.RFC3339))
+			fmt.Fprintln(env.Stderr, "invocation", invocation)
+			return printResult(env.Stdout, stored.Result, asJSON)
 		case err == nil:
 			before = stored
 		case !errors.Is(err, client.ErrNoResult):

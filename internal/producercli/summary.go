@@ -12,7 +12,7 @@ import (
 // outcomeOrder orders the summary rows.
 var outcomeOrder = map[Outcome]int{
 	OutcomeCompleted: 0, OutcomeSkipped: 1, OutcomeDuplicateLine: 2, OutcomeFailed: 3,
-	OutcomeDeadLettered: 4, OutcomeTimeout: 5, OutcomeInvalid: 6, OutcomeError: 7, OutcomeCanceled: 8,
+	OutcomeDeadLettered: 4, OutcomeTimeout: 5, OutcomeHeld: 6, OutcomeInvalid: 7, OutcomeError: 8, OutcomeCanceled: 9,
 }
 
 // SummaryRow is one row of a batch summary.
@@ -83,6 +83,11 @@ func WriteSummaryWindow(w io.Writer, results []LineResult, dupWindow time.Durati
 			"the worker does not rerun a finished invocation for a resubmission. Once the cause is fixed, "+
 			"replay them from the DLQ (dlq-replayer replay --invocation <id>, or by class; see docs/runbook.md).\n", earlier)
 	}
+	if held := countOutcome(results, OutcomeHeld); held > 0 {
+		fmt.Fprintf(w, "%d line(s) were held, not sent: an earlier line of their session has no result (timeout, error, "+
+			"canceled or invalid), and a conversation's turns run in file order. Run the batch again once that line's "+
+			"cause is dealt with: completed lines are skipped, the rest are sent in order.\n", held)
+	}
 	if window > 0 {
 		wait := "the requests stream's duplicate window"
 		if dupWindow > 0 {
@@ -92,6 +97,17 @@ func WriteSummaryWindow(w io.Writer, results []LineResult, dupWindow time.Durati
 			"the earlier request in its duplicate window and dropped them: run the batch again once %s "+
 			"has passed.\n", window, wait)
 	}
+}
+
+// countOutcome counts the lines whose outcome is o.
+func countOutcome(results []LineResult, o Outcome) int {
+	n := 0
+	for _, r := range results {
+		if r.Outcome == o {
+			n++
+		}
+	}
+	return n
 }
 
 // droppedInWindow counts the lines refused as BAD_INPUT before whose resend

@@ -75,8 +75,9 @@ type Config struct {
 
 	// RequestDuplicates is the requests' duplicate window (default 10m).
 	RequestDuplicates time.Duration
-	// ResultsMaxAge is the results' MaxAge (default 24h). The results
-	// stream always keeps one message per subject.
+	// ResultsMaxAge is the results' MaxAge (default 24h); at least
+	// RequestDuplicates + ResultsAgeSlack. The results stream always keeps
+	// one message per subject.
 	ResultsMaxAge time.Duration
 	// DLQMaxAge is the DLQ entries' MaxAge (default 14 days).
 	DLQMaxAge time.Duration

@@ -28,6 +28,16 @@ func (e *ConfigError) Error() string {
 // Unwrap makes errors.Is(err, ErrInvalidConfig) true.
 func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
 
+// ResultsAgeSlack is how much longer than the requests' duplicate window
+// (RequestDuplicates) Validate requires the results' max age
+// (ResultsMaxAge) to be. A result is stored after its request, so with a
+// max age at least the window it outlives the request's id in the window,
+// and a resubmission either finds it stored or is a new request (which
+// the worker answers from the invocation's record). The slack covers the
+// server keeping an id past its window (its purge timer runs late under
+// load).
+const ResultsAgeSlack = time.Minute
+
 // Validate checks a configuration (call WithDefaults first: zero fields are
 // invalid). It returns the first problem as a *ConfigError.
 func (c Config) Validate() error {
@@ -69,6 +79,15 @@ func (c Config) Validate() error {
 		if d.v <= 0 {
 			return &ConfigError{Field: d.field, Reason: "must be positive"}
 		}
+	}
+	if c.ResultsMaxAge < c.RequestDuplicates+ResultsAgeSlack {
+		// Found in review, twenty-fourth session: a batch rerun of a
+		// completed line waited out its timeout on every rerun.
+		return &ConfigError{Field: "ResultsMaxAge", Reason: fmt.Sprintf(
+			"%v is shorter than RequestDuplicates (%v) + %v: a result would age out while its request's id is "+
+				"still in the duplicate window, and a resubmission then (a batch rerun) would be dropped unanswered "+
+				"(the worker's streams.results_max_age and streams.duplicate_window)",
+			c.ResultsMaxAge, c.RequestDuplicates, ResultsAgeSlack)}
 	}
 	if c.DLQDuplicates > c.DLQMaxAge {
 		return &ConfigError{Field: "DLQDuplicates", Reason: "longer than DLQMaxAge"}

@@ -38,6 +38,16 @@ func (s *StoredResult) RefusedAsBadInput() bool {
 	return s.Status == envelope.StatusFailed && s.ErrorClass == classBadInput
 }
 
+// Final reports whether the stored result answers every resubmission of
+// its invocation: any result but a BAD_INPUT refusal (RefusedAsBadInput),
+// whatever its status. The worker answers a resubmission of a finished
+// invocation from its record and runs nothing (a dead-lettered one runs
+// again only when replayed from the DLQ), so sending the request again
+// would only queue a copy for the fleet to take and answer with this same
+// result. SubmitAndAwait returns a final stored result without sending,
+// and producer batch reports one without sending.
+func (s *StoredResult) Final() bool { return !s.RefusedAsBadInput() }
+
 // Lookup returns the stored result of invocationID, or an error matching
 // ErrNoResult when there is none (one matching jetstream.ErrStreamNotFound
 // when the results stream is missing). It does not wait. The server hands a
@@ -119,7 +129,7 @@ func (c *Client) AwaitAfter(ctx context.Context, invocationID string, afterSeq u
 	// this session's fix, twenty-third session).
 	var lastErr error
 	answered := false
-	stored, err := c.lookupOnce(ctx, invocationID)
+	stored, err := c.LookupOnce(ctx, invocationID)
 	switch {
 	case err == nil && stored.Seq > afterSeq:
 		return stored.Result, nil
@@ -159,7 +169,7 @@ func (c *Client) AwaitAfter(ctx context.Context, invocationID string, afterSeq u
 		case !errors.Is(err, context.DeadlineExceeded):
 			return nil, fmt.Errorf("client: await %s: %w", invocationID, err)
 		}
-		stored, err := c.lookupOnce(ctx, invocationID)
+		stored, err := c.LookupOnce(ctx, invocationID)
 		switch {
 		case err == nil && stored.Seq > afterSeq:
 			return stored.Result, nil
@@ -238,15 +248,19 @@ func decode(invocationID string, data []byte) (*envelope.Result, error) {
 	return res, nil
 }
 
-// lookupLimit bounds one look-up while Await waits: a request lost in a
-// server restart is never answered (nats.go does not resend it), and
-// waiting for it would keep Await from its subscription, where the result
-// arrives after the reconnect.
-const lookupLimit = 2 * time.Second
+// LookupLimit bounds one LookupOnce (each look-up Await makes while it
+// waits, and SubmitAndAwait's before it sends): a request lost in a server
+// restart is never answered (nats.go does not resend it), and waiting for
+// it would keep Await from its subscription, where the result arrives
+// after the reconnect.
+const LookupLimit = 2 * time.Second
 
-// errLookupLost: a look-up got no answer within lookupLimit while the
-// caller's context still runs; Await looks again later.
-var errLookupLost = errors.New("client: result look-up got no answer")
+// ErrLookupLost is LookupOnce's error when its look-up got no answer
+// within LookupLimit while the caller's context still runs (lost in a
+// server restart, say): nothing is known of what is stored, and looking
+// again is the remedy. A look-up the connection's permissions refuse is
+// never answered either, but is not this error (see LookupOnce).
+var ErrLookupLost = errors.New("client: result look-up got no answer")
 
 // ErrUnanswered is matched, with ctx's error, by the error of an Await
 // (AwaitAfter, AwaitSent) whose ctx ended before any of its result
@@ -263,25 +277,25 @@ func unansweredError(ctx context.Context, invocationID string, last error) error
 	return fmt.Errorf("client: await %s: %w: %w; the last: %w", invocationID, ctx.Err(), ErrUnanswered, last)
 }
 
-// lookupUnanswered reports whether a look-up's error (lookupOnce's) means
+// lookupUnanswered reports whether a look-up's error (LookupOnce's) means
 // the server gave no answer yet, not that it answered with an error: the
-// request was lost in a restart (errLookupLost), or JetStream does not
+// request was lost in a restart (ErrLookupLost), or JetStream does not
 // answer yet after one (nats.ErrNoResponders: the server takes connections
 // before its streams are up).
 func lookupUnanswered(err error) bool {
-	return errors.Is(err, errLookupLost) || errors.Is(err, nats.ErrNoResponders)
+	return errors.Is(err, ErrLookupLost) || errors.Is(err, nats.ErrNoResponders)
 }
 
 // checkResultsStream tells why a read of the results stream through s got
 // no responders (err): AGENT_RESULTS allows direct gets, which nobody
 // answers when the stream is gone, or when JetStream does not answer yet
-// after a restart. It asks the stream's info (bounded by lookupLimit): when
+// after a restart. It asks the stream's info (bounded by LookupLimit): when
 // the stream is not found, the cached handle s is dropped and that is the
 // error (found in review, twenty-third session: Await took a deleted
 // stream for JetStream not being back and waited out its context);
 // otherwise err (the stream found, its fresh handle replaces s).
 func (c *Client) checkResultsStream(ctx context.Context, s jetstream.Stream, err error) error {
-	ictx, cancel := context.WithTimeout(ctx, lookupLimit)
+	ictx, cancel := context.WithTimeout(ctx, LookupLimit)
 	defer cancel()
 	fresh, ierr := c.js.Stream(ictx, c.cfg.ResultsStream)
 	c.mu.Lock()
@@ -298,22 +312,27 @@ func (c *Client) checkResultsStream(ctx context.Context, s jetstream.Stream, err
 	return err
 }
 
-// lookupOnce is Lookup within lookupLimit. A look-up that got no answer
-// is errLookupLost, unless the connection's last error says the server
-// refused one of its requests for want of a permission (a request the
-// server refuses is never answered): then that error, which matches
-// nats.ErrPermissionViolation (found in review of this session's fix,
+// LookupOnce is Lookup bounded by LookupLimit: what Await and
+// SubmitAndAwait do each time they look a result up, for callers that make
+// their own look-ups with the same rules (the producer CLI's before a
+// send). A look-up that got no answer in time is ErrLookupLost (look
+// again), unless the connection's last error says the server refused one
+// of its requests for want of a permission (a request the server refuses
+// is never answered): then that error, which matches
+// nats.ErrPermissionViolation and names the subject refused, and no look-up
+// will ever be answered until the permissions change (found in review,
 // twenty-third session: a producer allowed direct gets on the results
 // stream but not by subject waited out its context for a stored result).
-func (c *Client) lookupOnce(ctx context.Context, invocationID string) (*StoredResult, error) {
-	lctx, cancel := context.WithTimeout(ctx, lookupLimit)
+// When ctx itself ends first, its error is Lookup's.
+func (c *Client) LookupOnce(ctx context.Context, invocationID string) (*StoredResult, error) {
+	lctx, cancel := context.WithTimeout(ctx, LookupLimit)
 	defer cancel()
 	stored, err := c.Lookup(lctx, invocationID)
 	if err != nil && ctx.Err() == nil && lctx.Err() != nil {
 		if le := c.lookupRefused(invocationID); le != nil {
 			return nil, fmt.Errorf("client: result of %s: %w", invocationID, le)
 		}
-		return nil, errLookupLost
+		return nil, ErrLookupLost
 	}
 	return stored, err
 }

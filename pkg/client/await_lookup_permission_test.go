@@ -25,7 +25,7 @@ import (
 // as the twenty-first session decided). Every result look-up of that
 // producer is refused by the server (-ERR 'Permissions Violation', kept as
 // the connection's LastError) and its request is never answered: a "lost"
-// look-up to lookupOnce. It returns the admin's target, the producer's
+// look-up to LookupOnce. It returns the admin's target, the producer's
 // client and connection.
 func lookupDenied(t *testing.T) (streamstest.Target, *client.Client, *nats.Conn) {
 	t.Helper()

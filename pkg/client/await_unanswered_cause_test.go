@@ -63,7 +63,7 @@ func lostReplies(t *testing.T) *client.Client {
 // Regression (found in review of this session's fix, twenty-third session):
 // ErrUnanswered's "the last:" named the look-up the caller's own deadline
 // cut short ("context deadline exceeded") instead of why the look-ups went
-// unanswered. Look-ups that get no answer take lookupLimit (2 s) each, so
+// unanswered. Look-ups that get no answer take LookupLimit (2 s) each, so
 // the ctx mostly ends during one; AwaitAfter no longer records the error of
 // a look-up after which ctx has ended.
 func TestAwaitUnansweredNamesTheLastFailureNotItsOwnDeadline(t *testing.T) {

@@ -47,7 +47,7 @@ func (c *Client) Config() Config { return c.cfg }
 // resultsStream returns the cached AGENT_RESULTS handle, fetching it
 // (js.Stream, a request to the server) when there is none yet. The lock is
 // not held during the fetch: a fetch lost in a server restart must not hold
-// up the other callers, whose own look-ups are bounded (lookupLimit) or
+// up the other callers, whose own look-ups are bounded (LookupLimit) or
 // follow their own contexts. Callers that find no handle fetch it each;
 // the first to succeed stores it.
 func (c *Client) resultsStream(ctx context.Context) (jetstream.Stream, error) {

@@ -16,7 +16,7 @@ import (
 // hold up another caller's Await of a stored result.
 //
 // Client is "safe for concurrent use", and Await's look-ups are bounded
-// (lookupLimit, 2 s) so that a look-up lost in a server restart does not
+// (LookupLimit, 2 s) so that a look-up lost in a server restart does not
 // keep Await from its result (README, sixteenth session). But the results
 // stream handle is fetched (js.Stream, a $JS.API.STREAM.INFO request) while
 // the client's mutex is held, and the mutex is taken without regard to the

@@ -16,8 +16,9 @@
 // Await waits (a server restart) does not end it.
 //
 // A resubmission of a finished invocation runs nothing (the worker answers
-// it from its record), so its result is the stored one, except after a
-// BAD_INPUT refusal, which the worker made before it recorded anything:
+// it from its record), so its result is the stored one (StoredResult.Final:
+// SubmitAndAwait returns it without sending the request again), except
+// after a BAD_INPUT refusal, which the worker made before it recorded anything:
 // SubmitAndAwait, and AwaitSent after a Lookup and a Send, return the
 // result that follows such a refusal; a resubmission the requests stream
 // drops as a duplicate gets the refusal when it duplicates the refused

@@ -63,7 +63,7 @@ func (c *Client) answerOfDuplicateOnce(ctx context.Context, rec *Receipt, before
 	// its whole context). No responders is not that: JetStream does not
 	// answer yet (a permission violation is never answered), so
 	// answerOfDuplicate asks again.
-	lctx, cancel := context.WithTimeout(ctx, lookupLimit)
+	lctx, cancel := context.WithTimeout(ctx, LookupLimit)
 	defer cancel()
 	s, err := c.js.Stream(lctx, c.cfg.RequestsStream)
 	if errors.Is(err, nats.ErrNoResponders) {
@@ -106,7 +106,7 @@ func (c *Client) answerOfDuplicateOnce(ctx context.Context, rec *Receipt, before
 	// resend's own answer).
 	// A look-up with no answer (lost, or no JetStream responders yet) says
 	// nothing of what is stored: its error (answerOfDuplicate asks again).
-	stored, err := c.lookupOnce(ctx, rec.InvocationID)
+	stored, err := c.LookupOnce(ctx, rec.InvocationID)
 	switch {
 	case err == nil && stored.Seq > before.Seq && !stored.RefusedAsBadInput():
 		return stored.Result, nil

@@ -49,6 +49,16 @@ func (c *Client) Submit(ctx context.Context, req *envelope.Request) (string, err
 // refused in its PubAck is a *RefusedError (it is not). A duplicate PubAck
 // is reported in the Receipt, not as an error.
 func (c *Client) Send(ctx context.Context, req *envelope.Request) (*Receipt, error) {
+	data, err := c.prepare(req)
+	if err != nil {
+		return nil, err
+	}
+	return c.publish(ctx, req, data)
+}
+
+// prepare is Send up to the publish: it completes req (InvocationID, V),
+// validates it, checks its size and returns it encoded.
+func (c *Client) prepare(req *envelope.Request) ([]byte, error) {
 	if req == nil {
 		return nil, fmt.Errorf("client: submit: %w", &envelope.InvalidError{Reason: "nil request"})
 	}
@@ -74,6 +84,11 @@ func (c *Client) Send(ctx context.Context, req *envelope.Request) (*Receipt, err
 		return nil, fmt.Errorf("client: submit %s: %w", req.InvocationID,
 			&envelope.InvalidError{Reason: fmt.Sprintf("request is %d bytes with its headers, the server takes %d", n, limit)})
 	}
+	return data, nil
+}
+
+// publish is Send's publish of req, encoded as data, and its PubAck.
+func (c *Client) publish(ctx context.Context, req *envelope.Request, data []byte) (*Receipt, error) {
 	msg := &nats.Msg{Subject: envelope.RequestSubject(c.cfg.RequestPrefix, req.Agent), Data: data}
 	ack, err := c.js.PublishMsg(ctx, msg,
 		jetstream.WithMsgID(req.InvocationID),
@@ -91,29 +106,41 @@ func (c *Client) Send(ctx context.Context, req *envelope.Request) (*Receipt, err
 // SubmitAndAwait submits req and awaits its result: AwaitSent with the
 // result stored for req's invocation id before the submission. When the
 // submission is a duplicate it awaits the earlier request's result. A
-// request with an id of its own is looked up first (Lookup, each try
-// bounded to 2 s and tried again while it gets no answer, as when it is
+// request with an id of its own is validated (as Send does), then looked
+// up first (LookupOnce, tried again while it gets no answer, as when it is
 // lost in a server restart); when that look-up fails, nothing is submitted
-// and its error is returned. So a request refused earlier as BAD_INPUT and
-// submitted again (after the requests stream's duplicate window) gets the
-// result of this run, not the stored refusal.
+// and its error is returned. A stored result that is Final (any but a
+// BAD_INPUT refusal) is returned as it is, and nothing is submitted: the
+// worker would answer a resubmission with it and run nothing, so a rerun
+// of a job over completed requests queues nothing for the fleet (found in
+// review, twenty-fourth session: each was published again). A request
+// refused earlier as BAD_INPUT is submitted again, and (after the requests
+// stream's duplicate window) gets the result of this run, not the stored
+// refusal.
 func (c *Client) SubmitAndAwait(ctx context.Context, req *envelope.Request) (*envelope.Result, error) {
+	ownID := req != nil && req.InvocationID != "" // else a new id: nothing stored
+	data, err := c.prepare(req)
+	if err != nil {
+		return nil, err
+	}
 	var before *StoredResult
-	if req != nil && envelope.ValidID(req.InvocationID) { // else a new id (nothing stored), or Send refuses it
-		// Each try is bounded (lookupLimit): one lost in a server restart
+	if ownID {
+		// Each try is bounded (LookupLimit): one lost in a server restart
 		// is never answered, and is tried again.
-		stored, err := c.lookupOnce(ctx, req.InvocationID)
-		for errors.Is(err, errLookupLost) {
-			stored, err = c.lookupOnce(ctx, req.InvocationID)
+		stored, err := c.LookupOnce(ctx, req.InvocationID)
+		for errors.Is(err, ErrLookupLost) {
+			stored, err = c.LookupOnce(ctx, req.InvocationID)
 		}
 		switch {
+		case err == nil && stored.Final():
+			return stored.Result, nil
 		case err == nil:
 			before = stored
 		case !errors.Is(err, ErrNoResult):
 			return nil, fmt.Errorf("client: submit %s: not submitted: %w", req.InvocationID, err)
 		}
 	}
-	rec, err := c.Send(ctx, req)
+	rec, err := c.publish(ctx, req, data)
 	if err != nil {
 		return nil, err
 	}

@@ -25,7 +25,7 @@ import (
 // error that matches context.DeadlineExceeded, as a result that did not
 // come in time does, for a request that was never sent although the
 // server was back within a second. Await bounds each of its look-ups
-// (lookupLimit) for exactly this, and the producer CLI's own look-up
+// (LookupLimit) for exactly this, and the producer CLI's own look-up
 // before a send is bounded and tried again (producercli.lookup); the
 // library call is not.
 func TestSubmitAndAwaitSurvivesALookupLostInARestart(t *testing.T) {
