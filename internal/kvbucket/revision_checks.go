@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentfleet/agentfleet/internal/natsversion"
 )
 
 // ErrRevisionChecksUnsafe is matched by RequireRevisionChecks' error: the
@@ -43,25 +43,8 @@ func RequireRevisionChecks(ctx context.Context, js jetstream.JetStream, bucket s
 // checks expected revisions atomically on replicated streams: 2.9.21 and
 // later. An unreadable version is trusted (a development build).
 func atomicRevisionChecks(v string) bool {
-	parts := strings.SplitN(strings.SplitN(v, "-", 2)[0], ".", 3)
-	if len(parts) != 3 {
-		return true
-	}
-	n := make([]int, 3)
-	for i, p := range parts {
-		x, err := strconv.Atoi(p)
-		if err != nil {
-			return true
-		}
-		n[i] = x
-	}
-	switch {
-	case n[0] != 2:
-		return n[0] > 2
-	case n[1] != 9:
-		return n[1] > 9
-	}
-	return n[2] >= 21
+	ok, known := natsversion.AtLeast(v, "2.9.21")
+	return ok || !known
 }
 
 // IsRevisionRefusal reports the server's revision-check refusal as a bare

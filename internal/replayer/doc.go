@@ -35,7 +35,9 @@
 // and is counted as "already replayed", never as a second replay. Handled
 // entries leave the DLQ in batches where the plan holds every entry of
 // their subject (one filtered purge below a sequence instead of one delete
-// each; see remover), otherwise one by one; an interrupted run may leave
+// each; see remover) on NATS 2.9.18 and later, otherwise one by one (an
+// older server's filtered purge moved other replayers' consumers past
+// entries they then never saw: dlq.Reader.BatchDeletes); an interrupted run may leave
 // up to a batch of replayed entries behind, which the next run counts as
 // already replayed, or, once their invocation completed, as "already
 // completed" (not replayed again: the worker would ack it without a result,

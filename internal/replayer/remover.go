@@ -22,7 +22,12 @@ const removeBatch = 256
 //   - only for a prefix of a subject's planned entries that were all handled:
 //     an entry that stays in the DLQ (skipped, bad, failed to publish, or
 //     not reached before a halt) ends the prefix, and every handled entry
-//     after it on that subject is deleted one by one.
+//     after it on that subject is deleted one by one;
+//   - only on a server whose filtered purge moves no other consumer
+//     (dlq.Reader.BatchDeletes: NATS 2.9.18 or later). On an older one a
+//     purge made another replayer's walk skip entries of other subjects
+//     unseen, and its own batched removal then deleted them unreplayed:
+//     there every entry is deleted one by one, more slowly.
 //
 // Entries stay in the DLQ a little longer than with one delete each (until
 // their batch is full or the phase ends); a replayer that dies in between
@@ -63,9 +68,13 @@ type subjectRun struct {
 // newRemover indexes plan: for each subject, the longest run of entries,
 // from the subject's first entry in the stream, whose links (Planned.prev)
 // show that no other entry of the subject lies between them. Entries after
-// a missing link are removed one by one.
+// a missing link are removed one by one, and so is every entry on a server
+// without safe batches (dlq.Reader.BatchDeletes).
 func newRemover(x *exec, plan []Planned) *remover {
 	r := &remover{x: x, runs: map[string]*subjectRun{}}
+	if !x.f.Reader.BatchDeletes() {
+		return r
+	}
 	cut := map[string]bool{} // subjects whose chain broke
 	for _, p := range plan {
 		subj := p.Item.Subject
@@ -195,8 +204,14 @@ func (r *remover) flush(ctx context.Context) {
 }
 
 // dispatch removes batch with one DeleteBelow (here) and singles one by one
-// (on the delete pool).
+// (on the delete pool). A batch goes one by one too when the connection
+// moved to a server without safe batches since the plan (a reconnect in a
+// cluster being upgraded): DeleteBelow would then have to find its entries
+// again.
 func (r *remover) dispatch(ctx context.Context, subject string, batch, singles []*slot) {
+	if len(batch) > 0 && !r.x.f.Reader.BatchDeletes() {
+		singles, batch = append(singles, batch...), nil
+	}
 	for _, s := range singles {
 		r.one(ctx, s.p, s.done)
 	}

@@ -192,7 +192,10 @@ func (r *Reader) Delete(ctx context.Context, seq uint64) error {
 }
 
 // DeleteBelow removes every entry stored on subject (a literal subject, no
-// wildcards) with a stream sequence below seq, in one request. The caller
+// wildcards) with a stream sequence below seq: in one request (a filtered
+// purge) where BatchDeletes says the server's purge is safe, else one
+// message delete per entry (deleteEachBelow; an older server's purge moved
+// other replayers' consumers past entries they never received). The caller
 // must know that all of them may go: the replayer uses it for a run of
 // entries it walked and handled without a gap. Below 1 or 2 there is
 // nothing (sequences start at 1), so it sends nothing: a purge with
@@ -208,6 +211,9 @@ func (r *Reader) DeleteBelow(ctx context.Context, subject string, seq uint64) er
 	s, err := r.getStream(ctx)
 	if err != nil {
 		return err
+	}
+	if !r.BatchDeletes() {
+		return r.deleteEachBelow(ctx, s, subject, seq)
 	}
 	if err := s.Purge(ctx, jetstream.WithPurgeSubject(subject), jetstream.WithPurgeSequence(seq)); err != nil {
 		return fmt.Errorf("dlq: delete %s below seq %d: %w", subject, seq, err)
