@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/pkg/client"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
+	"github.com/agentfleet/agentfleet/pkg/taxonomy"
 )
 
 // Outcome is what became of one batch line.
@@ -40,8 +41,8 @@ const (
 	// OutcomeCanceled: the batch was interrupted first.
 	OutcomeCanceled Outcome = "canceled"
 	// OutcomeHeld: not sent, because an earlier line of its session ended
-	// without a result (timed out, failed to be sent or looked up,
-	// canceled, invalid): sent now, it could run before that line, which
+	// without a final result (timed out, failed to be sent or looked up,
+	// canceled, invalid, refused as BAD_INPUT): sent now, it could run before that line, which
 	// may still be queued or be sent again by a rerun. Err names the
 	// line. A rerun sends it in order (the earlier line is looked up
 	// first, and skipped once completed).
@@ -53,13 +54,17 @@ func (o Outcome) ok() bool {
 	return o == OutcomeCompleted || o == OutcomeSkipped || o == OutcomeDuplicateLine
 }
 
-// hasResult reports whether a line sent to the fleet (runLine's) ended with
-// its invocation's result, this run's or a stored one: only then may the
-// session's next line be sent.
-func (o Outcome) hasResult() bool {
-	switch o {
-	case OutcomeCompleted, OutcomeSkipped, OutcomeFailed, OutcomeDeadLettered:
+// final reports whether a line ended with its invocation's final result,
+// this run's or a stored one: only then may the session's next line be
+// sent. A BAD_INPUT refusal is a result but not a final one: a rerun sends
+// the line again (client.StoredResult.Final), after the lines behind it had
+// run (found in review, twenty-fourth session).
+func (r LineResult) final() bool {
+	switch r.Outcome {
+	case OutcomeCompleted, OutcomeSkipped, OutcomeDeadLettered:
 		return true
+	case OutcomeFailed:
+		return r.Class != string(taxonomy.BadInput)
 	}
 	return false
 }
@@ -125,9 +130,11 @@ type BatchOptions struct {
 // sent, and are OutcomeHeld, so that no turn of a conversation runs before
 // the one before it (found in review, twenty-fourth session: after a
 // timeout the next turn was sent at once, and once the fleet was back
-// its workers ran them in either order). Lines refused before they are
-// sent (not valid, an id reused for another request, a repeated line)
-// hold nothing.
+// its workers ran them in either order). A line refused as BAD_INPUT
+// holds them too (a rerun sends it again), and so does a line whose id is
+// an earlier line's for another request (it is sent once given its own
+// id). A line that does not parse has no session to hold; a repeated line
+// holds nothing (its first copy is the one that runs).
 // The returned results are in line order; RunBatch fails only when ctx ends
 // (the rest are OutcomeCanceled).
 func RunBatch(ctx context.Context, c *client.Client, lines []Line, opts BatchOptions) ([]LineResult, error) {
@@ -173,6 +180,11 @@ func RunBatch(ctx context.Context, c *client.Client, lines []Line, opts BatchOpt
 	// heldBy is, for a session whose line ended without a result, that
 	// line's number: the session's later lines are held.
 	heldBy := map[sessionKey]int{}
+	// conflict holds the result of a line whose id is an earlier line's
+	// for another request, queued behind its session's line in flight: it
+	// holds the session's later lines when its turn comes, not the earlier
+	// ones queued before it.
+	conflict := map[int]LineResult{}
 	held := func(l Line, by int) LineResult {
 		return LineResult{Line: l.No, InvocationID: l.Request.InvocationID, Outcome: OutcomeHeld,
 			Err: fmt.Errorf("line %d of its session has no result", by)}
@@ -186,11 +198,14 @@ func RunBatch(ctx context.Context, c *client.Client, lines []Line, opts BatchOpt
 				for {
 					smu.Lock()
 					by, isHeld := heldBy[k]
+					cr, isConflict := conflict[i]
 					smu.Unlock()
 					var r LineResult
 					switch {
 					case ctx.Err() != nil:
 						r = LineResult{Line: lines[i].No, InvocationID: lines[i].Request.InvocationID, Outcome: OutcomeCanceled}
+					case isConflict:
+						r = cr
 					case isHeld:
 						r = held(lines[i], by)
 					default:
@@ -198,7 +213,7 @@ func RunBatch(ctx context.Context, c *client.Client, lines []Line, opts BatchOpt
 					}
 					report(i, r)
 					smu.Lock()
-					if !isHeld && !r.Outcome.hasResult() {
+					if !isHeld && !r.final() {
 						heldBy[k] = lines[i].No // before the session leaves waiting
 					}
 					q := waiting[k]
@@ -228,8 +243,21 @@ func RunBatch(ctx context.Context, c *client.Client, lines []Line, opts BatchOpt
 			if enc == nil || !bytes.Equal(enc, first.req) {
 				// Not a repeat: a second request under the id, which the
 				// stream's duplicate window would drop unseen.
-				report(i, LineResult{Line: l.No, InvocationID: id, Outcome: OutcomeInvalid,
-					Err: fmt.Errorf("invocation id %s is line %d's, for a different request: give this one its own id", id, first.no)})
+				r := LineResult{Line: l.No, InvocationID: id, Outcome: OutcomeInvalid,
+					Err: fmt.Errorf("invocation id %s is line %d's, for a different request: give this one its own id", id, first.no)}
+				k := keyOf(l)
+				smu.Lock()
+				if q, busy := waiting[k]; busy {
+					conflict[i] = r // reported, and holding, in its turn
+					waiting[k] = append(q, i)
+					smu.Unlock()
+					continue
+				}
+				if _, isHeld := heldBy[k]; !isHeld {
+					heldBy[k] = l.No
+				}
+				smu.Unlock()
+				report(i, r)
 				continue
 			}
 			report(i, LineResult{Line: l.No, InvocationID: id, Outcome: OutcomeDuplicateLine,
