@@ -19,7 +19,10 @@ type Config struct {
 	// MaxDeliveries: an invocation started this often without finishing
 	// (crashes, stops, lost locks) is dead-lettered on its next delivery
 	// (default 5). Deliveries put back because the session was busy or the
-	// worker's own stores were down do not count.
+	// worker's own stores were down do not count. A request whose
+	// invocation record exists that reaches a worker without its agent is
+	// put back until its MaxDeliveries-th delivery, then refused (see
+	// Worker.unknownAgent).
 	MaxDeliveries int
 	// AckWait is the consumer's AckWait; heartbeats go every AckWait/3
 	// (default 60s). The worker follows the consumer's own AckWait when

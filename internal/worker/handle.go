@@ -138,8 +138,9 @@ func (w *Worker) afterPanic(ctx context.Context, msg jetstream.Msg, p any) {
 	// duplicate: the request was lost with no DLQ entry). If the publish
 	// fails nothing is recorded and the message comes back; a re-publish
 	// after a later failure is dropped by the entry's message id. If the
-	// record write below fails and the redelivery runs and fails otherwise
-	// than UNKNOWN, its dead letter lands beside this entry (publishEntry).
+	// record write below fails and the redelivery runs and fails with a
+	// class the replayer replays by itself, its dead letter lands beside
+	// this entry (publishEntry).
 	e, ok := w.publishRaw(ctx, j, taxonomy.Unknown, reason, true)
 	if !ok {
 		return
@@ -162,9 +163,6 @@ func (w *Worker) afterPanic(ctx context.Context, msg jetstream.Msg, p any) {
 		w.nakInfra(j, "record the dead letter of a message the worker panicked on", err)
 		return
 	}
-	// Counted once recorded, as deadLetter counts: the redelivery after a
-	// record write that failed counts it, not both.
-	w.deps.Metrics.deadLetter(string(taxonomy.Unknown), w.agentLabel(e.Agent))
 	// Then the result, as recorded: if its publish fails, the redelivery
 	// finds the record and publishes it again.
 	if err := w.publishResult(ctx, res, j.replay); err != nil {
@@ -207,13 +205,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 	runner, ok := w.deps.Agents[req.Agent]
 	if !ok {
-		// A finished invocation is answered from its record whatever
-		// worker gets its duplicate; only a request the record does not
-		// answer is refused here.
-		if w.answerFromRecord(ctx, j) {
-			return
-		}
-		w.badInput(ctx, j, fmt.Sprintf("unknown agent %q", req.Agent))
+		w.unknownAgent(ctx, j)
 		return
 	}
 

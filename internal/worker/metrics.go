@@ -21,25 +21,29 @@ const (
 type Metrics struct {
 	// Messages counts handled messages by agent and action (completed,
 	// dead_lettered, failed, bad_input, nak_busy, nak_infra, nak_stopped,
-	// nak_cooldown, duplicate, requeued). requeued: the session stayed
+	// nak_cooldown, nak_no_agent, duplicate, requeued). nak_no_agent: a
+	// request whose invocation the fleet ran reached a worker without its
+	// agent and was put back for a worker that runs it (a steady rate of
+	// it: workers of that agent are missing). requeued: the session stayed
 	// busy, so a copy went to the end of the requests stream and the
 	// message was acked (Config.BusyRequeueAfter); a steady rate of it
 	// means a hot session (one session sent requests faster than its
 	// invocations finish).
 	Messages *prometheus.CounterVec
-	// DeadLetters counts DLQ entries by class and agent: an entry whose
-	// outcome the invocation record holds (a run's, a poison message's)
-	// once recorded, one published as received (BAD_INPUT) once stored,
-	// so a redelivery that publishes it again counts nothing.
+	// DeadLetters counts DLQ entries by class and agent: each once the DLQ
+	// stores it, under the class it stores (a redelivery whose publish of
+	// it is a duplicate counts nothing; see Worker.countEntry for the one
+	// case counted twice).
 	DeadLetters *prometheus.CounterVec
 	// InFlight is the number of invocations running now.
 	InFlight prometheus.Gauge
 	// Duration observes invocation wall time by agent and status.
 	Duration *prometheus.HistogramVec
 	// Pages counts page-level failures (AUTH, NOT_FOUND, BAD_REQUEST) by
-	// class and agent.
+	// class and agent, as DeadLetters counts their entries.
 	Pages *prometheus.CounterVec
-	// LoopSuspects counts CALL_BUDGET failures by agent.
+	// LoopSuspects counts CALL_BUDGET failures by agent, as DeadLetters
+	// counts their entries.
 	LoopSuspects *prometheus.CounterVec
 }
 
@@ -49,8 +53,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		Messages: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricMessages,
 			Help: "Request message deliveries handled, by agent and action (completed, dead_lettered, failed, bad_input, " +
-				"nak_busy, nak_infra, nak_stopped, nak_cooldown, duplicate, requeued: a busy session's message copied to the " +
-				"end of the requests stream and acked)."}, []string{"agent", "action"}),
+				"nak_busy, nak_infra, nak_stopped, nak_cooldown, nak_no_agent: put back for a worker that runs its agent, duplicate, " +
+				"requeued: a busy session's message copied to the end of the requests stream and acked)."}, []string{"agent", "action"}),
 		DeadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricDeadLetters,
 			Help: "Dead-letter entries published, by class and agent."}, []string{"class", "agent"}),
 		InFlight: prometheus.NewGauge(prometheus.GaugeOpts{Name: MetricInFlight,
@@ -106,11 +110,9 @@ func (m *Metrics) inFlight(d float64) {
 	}
 }
 
-// deadLettered counts the recorded dead letter of a run of agent (agent is
-// one of the worker's): DeadLetters, and Pages for a page-level class or
-// LoopSuspects for CALL_BUDGET. Its caller counts it once the invocation
-// record holds the outcome, so a redelivery after a failed record write
-// counts it once, not again.
+// deadLettered counts a DLQ entry of class for agent (a metrics label:
+// Worker.agentLabel): DeadLetters, and Pages for a page-level class or
+// LoopSuspects for CALL_BUDGET. Worker.countEntry says when.
 func (m *Metrics) deadLettered(class taxonomy.Class, agent string) {
 	if m == nil {
 		return

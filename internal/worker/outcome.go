@@ -105,9 +105,9 @@ func (w *Worker) complete(ctx context.Context, j *job, runner *agent.Runner, out
 	w.ack(j, "completed")
 }
 
-// deadLetter publishes a DLQ entry (publishEntry, awaiting the PubAck),
-// records it, then publishes the result and acks. If the DLQ publish fails
-// nothing is acked: the message comes back.
+// deadLetter publishes a DLQ entry (publishEntry, awaiting the PubAck, which
+// counts it), records it, then publishes the result and acks. If the DLQ
+// publish fails nothing is acked: the message comes back.
 func (w *Worker) deadLetter(ctx context.Context, j *job, runner *agent.Runner, out *agent.Outcome, class taxonomy.Class, reason string) {
 	req := j.req
 	// The reason goes to the DLQ entry, the invocation record (which
@@ -128,7 +128,7 @@ func (w *Worker) deadLetter(ctx context.Context, j *job, runner *agent.Runner, o
 		ToolsCompleted: toolNames(out), SourceSeq: j.meta.Sequence.Stream,
 	}
 	e.SetRequest(j.msg.Data())
-	if _, err := w.publishEntry(ctx, e); err != nil {
+	if err := w.publishEntry(ctx, j, e); err != nil {
 		w.nakInfra(j, "publish dead letter", err)
 		return
 	}
@@ -167,13 +167,6 @@ func (w *Worker) deadLetter(ctx context.Context, j *job, runner *agent.Runner, o
 		w.nakInfra(j, "record dead letter", err)
 		return
 	}
-	// Counted once the record holds the outcome, not when the entry is
-	// published: a record write that fails puts the message back, and its
-	// redelivery publishes the entry again (a duplicate the DLQ drops) and
-	// counts it then. Counted on the publish, one failure was counted
-	// twice (left open in the twenty-third session). Once recorded, a
-	// redelivery is a duplicate that counts nothing.
-	w.deps.Metrics.deadLettered(class, req.Agent)
 	if err := w.publishResult(ctx, res, j.replay); err != nil {
 		w.nakInfra(j, "publish result", err)
 		return
@@ -222,8 +215,7 @@ func (w *Worker) deadLetterRaw(ctx context.Context, j *job, class taxonomy.Class
 // recorded says the caller records the entry as the invocation's failure
 // in its replay generation (the invocation record says dead_lettered): the
 // entry then has the generation's message id (dlq.EntryMsgID), as a run's
-// dead letter has (publishEntry), and the caller counts it once recorded.
-// Otherwise (BAD_INPUT, an undecodable request) it is
+// dead letter has (publishEntry). Otherwise (BAD_INPUT, an undecodable request) it is
 // published as received (dlq.SourceMsgID, by the request's stream
 // sequence): with the generation's id it was the one the invocation's
 // first real failure takes, and a producer's resend of the refused id that
@@ -246,64 +238,20 @@ func (w *Worker) publishRaw(ctx context.Context, j *job, class taxonomy.Class, r
 		Worker: w.cfg.Name, SourceSeq: j.meta.Sequence.Stream,
 	}
 	e.SetRequest(j.msg.Data())
-	publish := w.deps.DLQ.PublishAsReceived
+	var err error
 	if recorded {
-		publish = w.publishEntry
+		err = w.publishEntry(ctx, j, e)
+	} else {
+		var ack *jetstream.PubAck
+		if ack, err = w.deps.DLQ.PublishAsReceived(ctx, e); err == nil {
+			w.countEntry(ack, class, e.Agent)
+		}
 	}
-	ack, err := publish(ctx, e)
 	if err != nil {
 		w.nakInfra(j, "publish dead letter ("+string(class)+")", err)
 		return nil, false
 	}
-	if !recorded && !ack.Duplicate {
-		// No record to count it after (as deadLetter does): counted when
-		// the DLQ stores it. A duplicate PubAck is a redelivery's (its
-		// Term was lost), counted already.
-		w.deps.Metrics.deadLetter(string(class), w.agentLabel(e.Agent))
-	}
 	return e, true
-}
-
-// publishEntry publishes e, the dead letter of a run (or of a message the
-// worker panicked on) that its caller records next, under its replay
-// generation's message id (dlq.Publisher.Publish), and awaits the PubAck.
-//
-// A duplicate PubAck means an earlier delivery of the same generation
-// published an entry and did not record it (its record write failed, or it
-// crashed): the record still said running, so this delivery ran again.
-// That entry is kept, and e dropped as a duplicate, when it is of e's class
-// (this failure published again) or is replayed automatically (its replay
-// runs the work, and fails again as it must, under the next generation's
-// id). Otherwise it waits for a person while the record and the user's
-// result will name e's class: then e is published as received
-// (dlq.SourceMsgID, named by its request's stream sequence, which a
-// redelivery keeps, so a re-publish is still dropped). Dropped, the
-// RATE_LIMITED dead letter of a redelivery that followed a panic's UNKNOWN
-// entry (whose record write had failed) was lost: the user was told
-// "queued", and only a person could replay the work (left open in the
-// twenty-third session). An entry gone since (replayed, parked or purged)
-// leaves e to be published too.
-//
-// The two entries are not run twice by their replays: both have the same
-// replay count, and a replay at or below the count of the invocation's
-// finished record is acked without running (alreadyDone).
-func (w *Worker) publishEntry(ctx context.Context, e *dlq.Entry) (*jetstream.PubAck, error) {
-	ack, err := w.deps.DLQ.Publish(ctx, e)
-	if err != nil || !ack.Duplicate {
-		return ack, err
-	}
-	r := dlq.NewReader(w.deps.JS, dlq.Config{Stream: w.deps.Streams.DLQStream, Prefix: w.deps.Streams.DLQPrefix})
-	it, err := r.Get(ctx, ack.Sequence)
-	if it == nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil, fmt.Errorf("read the dead letter stored under %s: %w", dlq.EntryMsgID(e), err)
-	}
-	if it != nil {
-		stored := it.Header.Get(dlq.HeaderClass)
-		if stored == e.Class || taxonomy.PolicyFor(taxonomy.Class(stored)).AutoReplay {
-			return ack, nil
-		}
-	}
-	return w.deps.DLQ.PublishAsReceived(ctx, e)
 }
 
 // unknownAgentLabel is the agent label of a request for an agent this
@@ -368,66 +316,6 @@ func (w *Worker) alreadyDone(ctx context.Context, j *job, rec *session.Invocatio
 		return true
 	}
 	return false
-}
-
-// answerFromRecord answers a request for an agent this worker does not run
-// from its invocation's finished record, as alreadyDone answers any
-// duplicate: the stored outcome wins over the refusal the request would get
-// here. In a mixed fleet (or one being upgraded) a redelivered duplicate of
-// a completed invocation that reached a worker without its agent was
-// refused as BAD_INPUT, and its "failed" result was published over the
-// stored "completed" one (left open in the twenty-third session). It
-// returns false when the caller must refuse the request: no record, a
-// running one, or a replay of a dead letter (which must run).
-//
-// The request was decoded whole and its subject names its agent (handle
-// checks both first), so its invocation id is the one its producer sent;
-// undecodable bytes never get here. A completed record is final and is
-// answered as read. A dead-lettered or failed one is read again and
-// answered under the session's lock, as the usual path does: a replay
-// running elsewhere could otherwise publish its newer result before this
-// older one is re-published over it. A busy session puts the message back.
-func (w *Worker) answerFromRecord(ctx context.Context, j *job) bool {
-	rec, err := w.deps.Invocations.Get(ctx, j.req.InvocationID)
-	switch {
-	case errors.Is(err, session.ErrInvocationNotFound):
-		return false
-	case err != nil:
-		w.nakInfra(j, "read the record of a request for an agent this worker does not run", err)
-		return true
-	case !rec.Status.Terminal():
-		return false
-	case rec.Status == session.InvocationCompleted:
-		return w.alreadyDone(ctx, j, rec)
-	}
-	req := j.req
-	key := session.Key{App: req.Agent, UserID: req.UserID, SessionID: req.SessionID}
-	owner := fmt.Sprintf("%s/%s/%d/%d", w.cfg.Name, req.InvocationID, j.meta.Sequence.Stream, j.delivered)
-	if _, err := w.deps.Locker.Acquire(ctx, key, owner, w.cfg.SessionLease); errors.Is(err, session.ErrLocked) {
-		d := w.cfg.busyNakDelay()
-		j.logAt(zerolog.DebugLevel).Err(err).Dur("delay", d).Msg("session busy; Nak with delay")
-		w.deps.Metrics.message(w.agentLabel(req.Agent), "nak_busy")
-		_ = j.msg.NakWithDelay(d)
-		return true
-	} else if err != nil {
-		w.nakInfra(j, "acquire session lock", err)
-		return true
-	}
-	defer func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if err := w.deps.Locker.Release(rctx, key, owner); err != nil && !errors.Is(err, session.ErrNotOwner) {
-			j.logAt(zerolog.WarnLevel).Err(err).Msg("release session lock")
-		}
-	}()
-	rec, err = w.deps.Invocations.Get(ctx, req.InvocationID)
-	if err != nil {
-		// Put back, as for an outage (a record whose retention ended in
-		// between is not found again: the redelivery refuses the request).
-		w.nakInfra(j, "read the record of a request for an agent this worker does not run", err)
-		return true
-	}
-	return w.alreadyDone(ctx, j, rec)
 }
 
 func (w *Worker) resultFor(j *job, out *agent.Outcome, status envelope.Status) *envelope.Result {

@@ -21,8 +21,9 @@ import (
 // "failed" result was published over the stored "completed" one, so a
 // producer looking the answer up was told its finished request failed (a
 // variant of "the request is checked before the record"). The stored
-// outcome wins now, whatever worker gets the duplicate; only a request its
-// record does not answer (none, or a replay that must run) is refused.
+// outcome wins now, whatever worker gets the duplicate; a request no record
+// knows is refused, and one that must run (a replay) is put back for a
+// worker that runs its agent (unknown_agent_record_put_back_test.go).
 
 // lastResult is the last result the results stream holds for id.
 func (e *env) lastResult(id string) *envelope.Result {
@@ -145,7 +146,13 @@ func TestDuplicateOfADeadLetterOnAWorkerWithoutItsAgent(t *testing.T) {
 		t.Errorf("%d DLQ entries (were %d), duplicate=%v: want the duplicate acked, no new entry", n, entries, w2.count("_unknown", "duplicate"))
 	}
 
-	// A replay must run: this worker cannot, and refuses it as before.
+	// A replay must run: this worker cannot. It puts it back for a worker
+	// that can (the record shows the fleet ran the agent), and refuses it
+	// on its MaxDeliveries-th delivery (5 here), since none took it
+	// (changed in review of this session's fix: it was refused at once).
 	e.publishCopy(req, map[string]string{envelope.HeaderReplayCount: "1"})
 	eventually(t, "the replay refused", func() bool { return w2.count("_unknown", "bad_input") == 1 && e.pending() == 0 })
+	if n := w2.count("_unknown", "nak_no_agent"); n != 4 {
+		t.Errorf("the replay was put back %v times before it was refused, want 4", n)
+	}
 }

@@ -77,6 +77,8 @@ type Worker struct {
 	// sequence; see afterPanic).
 	panicsMu sync.Mutex
 	panics   map[uint64]int
+	// counted remembers the DLQ entries this worker counted (countEntry).
+	counted countedEntries
 }
 
 // maxPanicsTracked bounds Worker.panics: past it the counts start over
