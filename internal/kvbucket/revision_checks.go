@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -41,9 +42,13 @@ func RequireRevisionChecks(ctx context.Context, js jetstream.JetStream, bucket s
 
 // atomicRevisionChecks reports whether server version v (e.g. "2.9.10")
 // checks expected revisions atomically on replicated streams: 2.9.21 and
-// later. An unreadable version is trusted (a development build).
+// later, a pre-release of 2.9.21 included (built from the release branch
+// that carries the fix; found in review, twenty-fourth session: moved onto
+// natsversion, which orders a pre-release before its release, it refused
+// one). An unreadable version is trusted (a development build).
 func atomicRevisionChecks(v string) bool {
-	ok, known := natsversion.AtLeast(v, "2.9.21")
+	core, _, _ := strings.Cut(v, "-")
+	ok, known := natsversion.AtLeast(core, "2.9.21")
 	return ok || !known
 }
 

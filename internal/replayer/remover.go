@@ -2,12 +2,15 @@ package replayer
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
+
+	"github.com/agentfleet/agentfleet/pkg/dlq"
 )
 
 // removeBatch is how many handled entries of one subject a single
-// DeleteBelow removes at most (at the end of a phase, fewer).
+// PurgeBelow removes at most (at the end of a phase, fewer).
 const removeBatch = 256
 
 // remover takes handled entries (replayed after their PubAck, or parked) out
@@ -203,7 +206,7 @@ func (r *remover) flush(ctx context.Context) {
 	}
 }
 
-// dispatch removes batch with one DeleteBelow (here) and singles one by one
+// dispatch removes batch with one PurgeBelow (here) and singles one by one
 // (on the delete pool). A batch goes one by one too when the connection
 // moved to a server without safe batches since the plan (a reconnect in a
 // cluster being upgraded): DeleteBelow would then have to find its entries
@@ -220,7 +223,15 @@ func (r *remover) dispatch(ctx context.Context, subject string, batch, singles [
 	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	err := r.x.f.Reader.DeleteBelow(dctx, subject, batch[len(batch)-1].p.Item.Seq+1)
+	err := r.x.f.Reader.PurgeBelow(dctx, subject, batch[len(batch)-1].p.Item.Seq+1)
+	if errors.Is(err, dlq.ErrPurgeUnsafe) {
+		// The connection moved to an older server since the check above:
+		// one by one, by the sequences known here.
+		for _, s := range batch {
+			r.one(ctx, s.p, s.done)
+		}
+		return
+	}
 	for _, s := range batch {
 		s.done(err)
 	}

@@ -63,21 +63,24 @@ func batchDeleteVersion(v string) bool {
 // that lags may not show an entry stored just now: it stays in the DLQ
 // (the caller only asks for entries it handled long before).
 func (r *Reader) deleteEachBelow(ctx context.Context, s jetstream.Stream, subject string, seq uint64) error {
+	deleted := 0
 	for next := uint64(1); next < seq; {
 		raw, err := getMsg(ctx, s, next, jetstream.WithGetMsgSubject(subject))
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("dlq: delete %s below seq %d: read from seq %d: %w", subject, seq, next, err)
+			return fmt.Errorf("dlq: delete %s below seq %d: %d deleted (up to seq %d), then read from seq %d: %w", subject, seq, deleted, next-1, next, err)
 		}
 		if raw.Sequence >= seq {
 			return nil
 		}
 		if err := s.DeleteMsg(ctx, raw.Sequence); err != nil {
 			if gone, _ := r.Gone(ctx, raw.Sequence); !gone {
-				return fmt.Errorf("dlq: delete %s below seq %d: seq %d: %w", subject, seq, raw.Sequence, err)
+				return fmt.Errorf("dlq: delete %s below seq %d: %d deleted (below seq %d), then seq %d: %w", subject, seq, deleted, raw.Sequence, raw.Sequence, err)
 			}
+		} else {
+			deleted++
 		}
 		next = raw.Sequence + 1
 	}

@@ -195,25 +195,50 @@ func (r *Reader) Delete(ctx context.Context, seq uint64) error {
 // wildcards) with a stream sequence below seq: in one request (a filtered
 // purge) where BatchDeletes says the server's purge is safe, else one
 // message delete per entry (deleteEachBelow; an older server's purge moved
-// other replayers' consumers past entries they never received). The caller
+// other replayers' consumers past entries they never received; such a
+// delete may stop part way, and its error then says how many it deleted
+// and up to which sequence). The caller
 // must know that all of them may go: the replayer uses it for a run of
 // entries it walked and handled without a gap. Below 1 or 2 there is
 // nothing (sequences start at 1), so it sends nothing: a purge with
 // sequence 0 means "the whole subject" to the server, and NATS 2.9 also
 // purges the whole subject for sequence 1.
 func (r *Reader) DeleteBelow(ctx context.Context, subject string, seq uint64) error {
+	err := r.PurgeBelow(ctx, subject, seq)
+	if !errors.Is(err, ErrPurgeUnsafe) {
+		return err
+	}
+	s, err := r.getStream(ctx)
+	if err != nil {
+		return err
+	}
+	return r.deleteEachBelow(ctx, s, subject, seq)
+}
+
+// ErrPurgeUnsafe is PurgeBelow's refusal on a server whose filtered purge
+// is not safe for the DLQ (BatchDeletes is false).
+var ErrPurgeUnsafe = errors.New("dlq: this NATS server's filtered purge is not safe for the DLQ (before 2.9.18)")
+
+// PurgeBelow is DeleteBelow's one request, where BatchDeletes holds: a
+// filtered purge of the entries on subject below seq. On an older server
+// (or one whose version cannot be read) it sends nothing and returns
+// ErrPurgeUnsafe, so that a caller that knows the entries' sequences
+// deletes them one by one without finding them again (found in review,
+// twenty-fourth session: the replayer's remover decided to batch, and
+// DeleteBelow, deciding again after a reconnect, read every entry again).
+func (r *Reader) PurgeBelow(ctx context.Context, subject string, seq uint64) error {
 	if subject == "" || strings.ContainsAny(subject, "*>") {
 		return fmt.Errorf("dlq: delete below seq %d: %q is not a literal subject", seq, subject)
 	}
 	if seq <= 1 {
 		return nil
 	}
+	if !r.BatchDeletes() {
+		return ErrPurgeUnsafe
+	}
 	s, err := r.getStream(ctx)
 	if err != nil {
 		return err
-	}
-	if !r.BatchDeletes() {
-		return r.deleteEachBelow(ctx, s, subject, seq)
 	}
 	if err := s.Purge(ctx, jetstream.WithPurgeSubject(subject), jetstream.WithPurgeSequence(seq)); err != nil {
 		return fmt.Errorf("dlq: delete %s below seq %d: %w", subject, seq, err)
