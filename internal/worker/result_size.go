@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"unicode/utf8"
@@ -143,39 +142,11 @@ const maxToolsRunSize = dlq.MaxToolsCompletedSize
 // bounded by max_payload as well). It reslices and never writes to the
 // list's backing array; a second call changes nothing.
 func boundToolsRun(res *envelope.Result) {
-	bound := 2 // the brackets
-	for _, t := range res.ToolsRun {
-		bound += 6*len(t) + 3 // every byte escaped, the quotes and the comma
+	kept, dropped := dlq.KeepLastNames(res.ToolsRun, maxToolsRunSize)
+	if dropped > 0 {
+		res.ToolsRun = kept
+		res.ToolsRunOmitted += dropped
 	}
-	if bound <= maxToolsRunSize {
-		return // the usual case, without encoding a name
-	}
-	size, keep := 2, 0
-	for i := len(res.ToolsRun) - 1; i >= 0; i-- {
-		n := jsonStringSize(res.ToolsRun[i])
-		if keep > 0 {
-			n++ // the comma
-		}
-		if size+n > maxToolsRunSize {
-			break
-		}
-		size += n
-		keep++
-	}
-	if drop := len(res.ToolsRun) - keep; drop > 0 {
-		res.ToolsRun = res.ToolsRun[drop:]
-		res.ToolsRunOmitted += drop
-	}
-}
-
-// jsonStringSize is an upper bound of s's size as a JSON string in an
-// encoded result (Result.Encode makes invalid UTF-8 shorter first).
-func jsonStringSize(s string) int {
-	b, err := json.Marshal(s)
-	if err != nil { // a string always marshals; count it as all escapes
-		return 6*len(s) + 2
-	}
-	return len(b)
 }
 
 // dropEarliestTools leaves the most recent names of trial.ToolsRun that

@@ -19,23 +19,39 @@ const MaxToolsCompletedSize = 4 << 10
 // reslices and never writes to the list's backing array, which a shallow
 // copy of the entry shares. A second call changes nothing.
 func (e *Entry) boundToolsCompleted() {
-	size := 2 // the brackets
-	keep := 0
-	for i := len(e.ToolsCompleted) - 1; i >= 0; i-- {
-		n := jsonStringSize(e.ToolsCompleted[i])
+	kept, dropped := KeepLastNames(e.ToolsCompleted, MaxToolsCompletedSize)
+	if dropped > 0 {
+		e.ToolsCompleted = kept
+		e.ToolsCompletedOmitted += dropped
+	}
+}
+
+// KeepLastNames returns the last names whose JSON list (brackets, quotes,
+// escapes and commas) takes at most max bytes, and how many of the first
+// ones it left out. It reslices names and never writes to its backing
+// array. A DLQ entry's tools_completed and a result's tools_run are
+// bounded with it.
+func KeepLastNames(names []string, max int) (kept []string, dropped int) {
+	bound := 2 // the brackets
+	for _, t := range names {
+		bound += 6*len(t) + 3 // every byte escaped, the quotes and the comma
+	}
+	if bound <= max {
+		return names, 0 // the usual case, without encoding a name
+	}
+	size, keep := 2, 0
+	for i := len(names) - 1; i >= 0; i-- {
+		n := jsonStringSize(names[i])
 		if keep > 0 {
 			n++ // the comma
 		}
-		if size+n > MaxToolsCompletedSize {
+		if size+n > max {
 			break
 		}
 		size += n
 		keep++
 	}
-	if drop := len(e.ToolsCompleted) - keep; drop > 0 {
-		e.ToolsCompleted = e.ToolsCompleted[drop:]
-		e.ToolsCompletedOmitted += drop
-	}
+	return names[len(names)-keep:], len(names) - keep
 }
 
 // jsonStringSize is an upper bound of s's size as a JSON string in an
