@@ -35,9 +35,9 @@ import (
 // duplicate of a running invocation got "failed: rejected" and then its
 // owner's "completed", and a replay (whose DLQ entry the replayer had
 // deleted) replaced the user's "queued" with "rejected: unknown agent"
-// (found in review of the twenty-fourth session's fix). From its
-// MaxDeliveries-th delivery on it is refused after all, with a reason
-// saying no worker that took it runs the agent: a fleet that no longer
+// (found in review of the twenty-fourth session's fix). The
+// MaxDeliveries-th time this worker is given it, it is refused after all, with a
+// reason saying no worker that runs the agent took it: a fleet that no longer
 // runs it must not put it back for ever (the refusal's DLQ entry keeps the
 // request, to replay by hand once a worker runs the agent again).
 func (w *Worker) unknownAgent(ctx context.Context, j *job) {
@@ -64,6 +64,13 @@ func (w *Worker) unknownAgent(ctx context.Context, j *job) {
 		_ = j.msg.NakWithDelay(d)
 		return
 	} else if err != nil {
+		// The store may have taken the lock before its reply was lost:
+		// give it back, as handle does, or the session's real owner is
+		// kept out for a whole lease (found in review of the
+		// twenty-fourth session's fix).
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		_ = w.deps.Locker.Release(rctx, key, owner)
+		cancel()
 		w.nakInfra(j, "acquire session lock", err)
 		return
 	}
@@ -84,7 +91,12 @@ func (w *Worker) unknownAgent(ctx context.Context, j *job) {
 	if w.alreadyDone(ctx, j, rec) {
 		return
 	}
-	if j.delivered < w.cfg.MaxDeliveries {
+	// The bound counts this worker's own put-backs of the message, not its
+	// deliveries: a busy session, a requeue or a restart on the workers
+	// that run the agent are deliveries too, and a replay that had waited
+	// on a busy session was refused on its first landing here (found in
+	// review of the twenty-fourth session's fix).
+	if n := w.noAgent.note(j.meta.Sequence.Stream); n < w.cfg.MaxDeliveries {
 		d := w.cfg.busyNakDelay()
 		j.logAt(zerolog.InfoLevel).Str("status", string(rec.Status)).Dur("delay", d).
 			Msg("request for an agent this worker does not run, whose invocation the fleet ran; Nak with delay for a worker that runs it")
@@ -92,6 +104,7 @@ func (w *Worker) unknownAgent(ctx context.Context, j *job) {
 		_ = j.msg.NakWithDelay(d)
 		return
 	}
-	w.badInput(ctx, j, fmt.Sprintf("%s: no worker that took it in %d deliveries runs it, though its invocation record (%s) shows the fleet ran it",
-		refusal, j.delivered, rec.Status))
+	w.noAgent.forget(j.meta.Sequence.Stream)
+	w.badInput(ctx, j, fmt.Sprintf("%s: this worker was given it %d times and no worker that runs the agent took it, though its invocation record (%s) shows the fleet ran it",
+		refusal, w.cfg.MaxDeliveries, rec.Status))
 }

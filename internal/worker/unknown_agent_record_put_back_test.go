@@ -142,8 +142,9 @@ func TestReplayOnAWorkerWithoutItsAgentIsPutBack(t *testing.T) {
 }
 
 // A fleet that no longer runs the agent does not put the request back for
-// ever: from its MaxDeliveries-th delivery on it is refused, saying why.
-func TestReplayForAnAgentNoWorkerRunsIsRefusedAtMaxDeliveries(t *testing.T) {
+// ever: the MaxDeliveries-th time a worker without it is given the
+// request, it refuses it, saying why.
+func TestReplayForAnAgentNoWorkerRunsIsRefusedAfterMaxDeliveriesLandings(t *testing.T) {
 	e := newEnv(t)
 	w1 := e.startWorker("w1", e.supportAgent(agenttest.NewScriptedModel(
 		agenttest.Fail(&model.ProviderError{Provider: "test", StatusCode: 429, Status: "RESOURCE_EXHAUSTED"}))), worker.Config{})
@@ -161,7 +162,7 @@ func TestReplayForAnAgentNoWorkerRunsIsRefusedAtMaxDeliveries(t *testing.T) {
 	if n := w2.count("_unknown", "nak_no_agent"); n != limit-1 {
 		t.Errorf("put back %v times, want %d (then refused on delivery %d)", n, limit-1, limit)
 	}
-	if last.Status != envelope.StatusFailed || last.ErrorClass != string(taxonomy.BadInput) || !strings.Contains(last.UserMessage, "no worker that took it") {
+	if last.Status != envelope.StatusFailed || last.ErrorClass != string(taxonomy.BadInput) || !strings.Contains(last.UserMessage, "no worker that runs the agent took it") {
 		t.Errorf("last result %s %s %q, want failed BAD_INPUT saying no worker runs the agent", last.Status, last.ErrorClass, last.UserMessage)
 	}
 }

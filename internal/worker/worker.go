@@ -75,42 +75,24 @@ type Worker struct {
 	beats liveHeartbeats
 	// panics counts the panics this worker had on each message (by stream
 	// sequence; see afterPanic).
-	panicsMu sync.Mutex
-	panics   map[uint64]int
+	panics seqCounts
+	// noAgent counts the times this worker put each message back for want
+	// of its agent (unknownAgent).
+	noAgent seqCounts
 	// counted remembers the DLQ entries this worker counted (countEntry).
 	counted countedEntries
 }
 
-// maxPanicsTracked bounds Worker.panics: past it the counts start over
-// (a poison message then needs MaxDeliveries panics more).
-const maxPanicsTracked = 10000
-
 // notePanic counts a panic on the message at stream sequence seq and
 // returns this worker's count for it.
-func (w *Worker) notePanic(seq uint64) int {
-	w.panicsMu.Lock()
-	defer w.panicsMu.Unlock()
-	if w.panics == nil || len(w.panics) >= maxPanicsTracked {
-		w.panics = map[uint64]int{}
-	}
-	w.panics[seq]++
-	return w.panics[seq]
-}
+func (w *Worker) notePanic(seq uint64) int { return w.panics.note(seq) }
 
 // panicCount returns this worker's count of panics on the message at
 // stream sequence seq.
-func (w *Worker) panicCount(seq uint64) int {
-	w.panicsMu.Lock()
-	defer w.panicsMu.Unlock()
-	return w.panics[seq]
-}
+func (w *Worker) panicCount(seq uint64) int { return w.panics.count(seq) }
 
 // forgetPanics drops the count of the message at seq.
-func (w *Worker) forgetPanics(seq uint64) {
-	w.panicsMu.Lock()
-	defer w.panicsMu.Unlock()
-	delete(w.panics, seq)
-}
+func (w *Worker) forgetPanics(seq uint64) { w.panics.forget(seq) }
 
 // New checks the configuration and binds to the worker consumer (which must
 // exist: streams.Ensure creates it).
