@@ -74,10 +74,10 @@ func runSend(ctx context.Context, args []string, g *globals, env Env) int {
 	if wait && envelope.ValidID(invocation) { // else a new id, or Send refuses it
 		// Refused as Send would refuse it, also when a stored result
 		// would answer it.
-		r := *req
-		r.V = envelope.Version // as Send sets it
-		if err := r.Validate(); err != nil {
-			fmt.Fprintln(env.Stderr, "producer send: client: submit:", err)
+		// Its size too (found in review, twenty-fourth session: an
+		// oversized request with a final stored result printed it, exit 0).
+		if err := c.Check(req); err != nil {
+			fmt.Fprintln(env.Stderr, "producer send:", err)
 			return ExitUsage
 		}
 		stored, err := lookup(ctx, c, invocation, g.timeout)

@@ -56,6 +56,21 @@ func (c *Client) Send(ctx context.Context, req *envelope.Request) (*Receipt, err
 	return c.publish(ctx, req, data)
 }
 
+// Check refuses req as Send would before publishing it (not valid, or
+// larger than the client's limit or the server's max_payload with the
+// headers Send adds), without sending anything or changing req: a caller
+// that looks an id up before it sends checks the request first, so that a
+// request Send would refuse is refused whatever result is stored.
+func (c *Client) Check(req *envelope.Request) error {
+	if req == nil {
+		_, err := c.prepare(nil)
+		return err
+	}
+	r := *req
+	_, err := c.prepare(&r)
+	return err
+}
+
 // prepare is Send up to the publish: it completes req (InvocationID, V),
 // validates it, checks its size and returns it encoded.
 func (c *Client) prepare(req *envelope.Request) ([]byte, error) {
