@@ -1,17 +1,13 @@
 package main
 
 import (
-	"bufio"
-	"net"
 	"os"
-	"os/exec"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/agentfleet/agentfleet/internal/replayer"
 	"github.com/agentfleet/agentfleet/internal/shutdown"
+	"github.com/agentfleet/agentfleet/internal/shutdown/shutdowntest"
 )
 
 // runMainEnv makes the test binary run main instead of the tests.
@@ -36,93 +32,10 @@ func TestMain(m *testing.M) {
 // does not heed ^C), so the process is still running when the second ^C
 // comes.
 func TestSecondInterruptSaysWhatTheReplayerLeaves(t *testing.T) {
-	// Servers that accept and never answer: 2 s each (nats.go's default
-	// connect timeout), long enough for two signals.
-	var urls []string
-	accepted := make(chan struct{}, 1)
-	var mu sync.Mutex
-	var held []net.Conn
-	var wg sync.WaitGroup
-	var lns []net.Listener
-	for range 20 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		urls = append(urls, "nats://"+ln.Addr().String())
-		wg.Go(func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				mu.Lock()
-				held = append(held, c)
-				mu.Unlock()
-				select {
-				case accepted <- struct{}{}:
-				default:
-				}
-			}
-		})
-	}
-	t.Cleanup(func() {
-		for _, ln := range lns {
-			_ = ln.Close()
-		}
-		wg.Wait()
-		for _, c := range held {
-			_ = c.Close()
-		}
-	})
-
-	cmd := exec.Command(os.Args[0], "stats")
-	cmd.Env = []string{runMainEnv + "=1", "AGENTFLEET_NATS_URL=" + strings.Join(urls, ",")}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string, 64)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	var out []string
-	waitFor := func(sub string) {
-		t.Helper()
-		for l := range lines {
-			out = append(out, l)
-			if strings.Contains(l, sub) {
-				return
-			}
-		}
-		t.Fatalf("stderr ended without %q:\n%s", sub, strings.Join(out, "\n"))
-	}
-
-	<-accepted // the process is connecting: its signal handler is set
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	waitFor("stopping gracefully")
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	waitFor("again: exiting at once")
-	for l := range lines {
-		out = append(out, l)
-	}
-	err = cmd.Wait()
-	text := strings.Join(out, "\n")
-	t.Logf("exit %v\nstderr:\n%s", err, text)
-	if cmd.ProcessState.ExitCode() != shutdown.ForcedExitCode {
-		t.Fatalf("exit code %d, want %d", cmd.ProcessState.ExitCode(), shutdown.ForcedExitCode)
+	text, code := shutdowntest.SecondInterrupt(t, runMainEnv, 20, "stats")
+	t.Logf("exit %d\nstderr:\n%s", code, text)
+	if code != shutdown.ForcedExitCode {
+		t.Fatalf("exit code %d, want %d", code, shutdown.ForcedExitCode)
 	}
 	if !strings.Contains(text, "interrupt again: exiting at once ("+replayer.ForcedExitNote+")") {
 		t.Fatalf("the second ^C's line does not say the replayer's note %q:\n%s", replayer.ForcedExitNote, text)
