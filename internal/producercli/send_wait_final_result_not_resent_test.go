@@ -1,16 +1,12 @@
 package producercli_test
 
 import (
-	"bytes"
 	"context"
-	"iter"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentfleet/agentfleet/internal/producercli"
-	"github.com/agentfleet/agentfleet/pkg/agent/agenttest"
-	"github.com/agentfleet/agentfleet/pkg/agent/model"
 )
 
 // Regression (found in review, twenty-fourth session): `producer send
@@ -24,19 +20,8 @@ import (
 func TestSendWaitOfACompletedInvocationDoesNotSendItAgain(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	answer := model.Func{ModelName: "test", Generate: func(context.Context, *model.Request, bool) iter.Seq2[*model.Response, error] {
-		return func(yield func(*model.Response, error) bool) { yield(agenttest.Text("your parcel left today"), nil) }
-	}}
-	f := newBadInputFleet(t, ctx, 200*time.Millisecond, answer)
-	f.startWorker("support")
-	send := func() (int, string, string) {
-		var out, errb bytes.Buffer
-		env := producercli.Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
-		code := producercli.Run(ctx, []string{"--nats-url", f.srv.ClientURL(), "--timeout", "20s",
-			"send", "--agent", "support", "--user", "u1", "--session", "s1", "--invocation", "ticket-12", "--wait",
-			"Where is my parcel?"}, env)
-		return code, out.String(), errb.String()
-	}
+	f := parcelFleet(t, ctx)
+	send := func() (int, string, string) { return sendWait(ctx, f, "ticket-12", "Where is my parcel?") }
 	lastSeq := func() uint64 {
 		s, err := f.js.Stream(ctx, f.sc.RequestsStream)
 		if err != nil {
