@@ -163,6 +163,13 @@ func (c *call) claim(ctx context.Context, req ClaimRequest) (Claim, error) {
 			}
 			return Claim{}, err
 		}
+		if cl.Outcome == OutcomeInProgress && cl.Record.Owner == req.Owner {
+			// This call's own claim (its token is drawn per call): a client
+			// that resent the claim after losing its reply (Redis with
+			// retries on) finds the first send's record. Found in review,
+			// twenty-fifth session: the wrapper waited on itself.
+			cl.Outcome = OutcomeAcquired
+		}
 		if cl.Outcome != OutcomeInProgress || !sawInProgress {
 			// Count each call's first in-progress answer once, not every poll.
 			c.w.opts.Metrics.claim(c.agent, c.tool, cl.Outcome)
