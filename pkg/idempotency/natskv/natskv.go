@@ -280,9 +280,24 @@ type indexWrite struct {
 // (boundedIndexKey; revision-checked). With key already listed and touch
 // set it rewrites the entry anyway, restarting its MaxAge so the index
 // lives at least as long as its records. It returns what it wrote.
+//
+// After a conflict it reads the entry through the stream's leader
+// (kvbucket.LeaderGet): a direct get on a replicated bucket may be answered
+// by a replica that has not applied the winning write yet, and every try
+// on such a stale read conflicts again (seen under load on a three-node
+// cluster: concurrent claims of one invocation failed as "too many revision
+// conflicts", a store error, instead of answering in progress).
 func (s *Store) updateIndex(ctx context.Context, op, ik, key string, touch bool) (indexWrite, error) {
+	conflicted := false
 	for range maxConflicts {
-		e, err := s.kv.Get(ctx, ik)
+		var e jetstream.KeyValueEntry
+		var err error
+		if conflicted {
+			e, err = kvbucket.LeaderGet(ctx, s.js, s.cfg.Bucket, ik)
+		} else {
+			e, err = s.kv.Get(ctx, ik)
+		}
+		conflicted = true // every path that goes round again is a conflict
 		var iv indexValue
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
