@@ -79,8 +79,19 @@ func (m *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 		defer cancel()
 		until, err := m.store.Record(rctx, m.inner.Name(), callErr != nil && m.isTransient(callErr))
 		if err == nil {
+			// A Record answer may come from the store's local count (Redis
+			// flushes successes once per CheckInterval and answers with the
+			// end its last flush saw): it never shortens a cooldown this
+			// decorator knows is open, or a call in flight when it opened
+			// would let calls through until the next check (found in
+			// review, twenty-fifth session). Status answers, which ask the
+			// store, replace it (openUntil).
+			now := m.now()
 			m.mu.Lock()
-			m.until, m.checkedAt = until, m.now()
+			if until.After(m.until) || !now.Before(m.until) {
+				m.until = until
+			}
+			until, m.checkedAt = m.until, now
 			m.mu.Unlock()
 			m.metrics.Observe(m.inner.Name(), until)
 		}
