@@ -47,9 +47,10 @@ const (
 	PerCall Accounting = iota
 	// PerAttempt also charges every retry (attempt 2, 3, ...) to the
 	// budget carried by the context (model.CallBudgetFrom). The loop has
-	// already charged the first attempt. When the budget refuses, the call
-	// ends with the *model.CallBudgetError (classified CALL_BUDGET), joined
-	// with the last attempt's error.
+	// already charged the first attempt. A retry is charged before its
+	// wait (given back if the wait is cut short), so when the budget
+	// refuses, the call ends at once with the *model.CallBudgetError
+	// (classified CALL_BUDGET), joined with the last attempt's error.
 	PerAttempt
 )
 

@@ -188,16 +188,24 @@ func (r *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 				yield(nil, gaveUp(ReasonDeadline, nil))
 				return
 			}
-			if serr := r.sleep(ctx, wait); serr != nil {
-				yield(nil, gaveUp(ReasonCanceled, serr))
-				return
-			}
+			// PerAttempt charges the retry before its wait, not after it:
+			// an invocation whose budget is spent ends now instead of
+			// sleeping the backoff or the server's hint first (found in
+			// review, twenty-fifth session). A wait cut short gives the
+			// charge back: the attempt never ran.
 			if r.cfg.Accounting == PerAttempt {
 				if berr := model.CallBudgetFrom(ctx).Charge(); berr != nil {
 					yield(nil, gaveUp(ReasonCallBudget, berr))
 					return
 				}
 				charged = true
+			}
+			if serr := r.sleep(ctx, wait); serr != nil {
+				if charged {
+					model.CallBudgetFrom(ctx).Refund()
+				}
+				yield(nil, gaveUp(ReasonCanceled, serr))
+				return
 			}
 		}
 	}
