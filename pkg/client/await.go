@@ -95,13 +95,46 @@ func (c *Client) Await(ctx context.Context, invocationID string) (*envelope.Resu
 	return c.AwaitAfter(ctx, invocationID, 0)
 }
 
-// AwaitAfter is Await ignoring a stored result whose stream sequence is
-// afterSeq or lower: it returns the first result published after the one a
-// Lookup returned (for a resubmission). With afterSeq > 0 only a result the
-// stream has stored counts: a re-publish of the older result that the
-// stream drops as a duplicate (same Nats-Msg-Id) still reaches the
-// subscription, so a live message only makes AwaitAfter look again.
+// AwaitAfter is Await ignoring the stored result a Lookup returned with
+// stream sequence afterSeq: it returns the first result published after
+// that one (for a resubmission). A stored result counts when its sequence
+// is higher, or lower (the results stream, which keeps one result per
+// invocation, was deleted and created again since: its sequences start at
+// 1 again), or the same but stored later than the result AwaitAfter first
+// found at afterSeq (the stream recreated while it waits). A recreated
+// stream's result stored at afterSeq itself before AwaitAfter began is
+// taken for the earlier one (AwaitSent, which knows that one's time, tells
+// them apart). With afterSeq > 0 only a result the stream has stored
+// counts: a re-publish of the older result that the stream drops as a
+// duplicate (same Nats-Msg-Id) still reaches the subscription, so a live
+// message only makes AwaitAfter look again.
 func (c *Client) AwaitAfter(ctx context.Context, invocationID string, afterSeq uint64) (*envelope.Result, error) {
+	return c.awaitAfter(ctx, invocationID, afterSeq, time.Time{})
+}
+
+// storedAfter reports whether s, the stored result of an invocation, was
+// stored after the one a Lookup returned with sequence seq, stored at t
+// (zero: not known). The results stream keeps one result per invocation, so
+// a later result of the same stream has a higher sequence; one with a
+// lower sequence, or with the same one stored after t, is in a stream
+// deleted and created again since, whose sequences started at 1 again
+// (found in review, twenty-fifth session: AwaitAfter waited out its
+// context for a result stored so).
+func storedAfter(s *StoredResult, seq uint64, t time.Time) bool {
+	return s.Seq != seq || (!t.IsZero() && s.Time.After(t))
+}
+
+// awaitAfter is AwaitAfter of the result stored at afterSeq at afterTime
+// (zero: not known; then the first result found at afterSeq is taken for
+// it).
+func (c *Client) awaitAfter(ctx context.Context, invocationID string, afterSeq uint64, afterTime time.Time) (*envelope.Result, error) {
+	newer := func(s *StoredResult) bool {
+		if afterTime.IsZero() && s.Seq == afterSeq {
+			afterTime = s.Time
+			return false
+		}
+		return storedAfter(s, afterSeq, afterTime)
+	}
 	if !envelope.ValidID(invocationID) {
 		return nil, fmt.Errorf("%w: %q", ErrInvalidInvocationID, invocationID)
 	}
@@ -126,15 +159,20 @@ func (c *Client) AwaitAfter(ctx context.Context, invocationID string, afterSeq u
 	// result that did not come in time (a server without JetStream; found
 	// in review, twenty-third session). A look-up that ctx itself cut short
 	// is not recorded: its error only repeats ctx's (found in review of
-	// this session's fix, twenty-third session).
+	// this session's fix, twenty-third session). When ctx ends inside the
+	// first look-up (a deadline shorter than LookupLimit), none was
+	// answered either: the error matches ErrUnanswered too, not ctx's
+	// alone (found in review, twenty-fifth session).
 	var lastErr error
 	answered := false
 	stored, err := c.LookupOnce(ctx, invocationID)
 	switch {
-	case err == nil && stored.Seq > afterSeq:
+	case err == nil && newer(stored):
 		return stored.Result, nil
 	case err == nil || errors.Is(err, ErrNoResult):
 		answered = true
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return nil, unansweredError(ctx, invocationID, nil)
 	case !lookupUnanswered(err):
 		return nil, err
 	default:
@@ -171,7 +209,7 @@ func (c *Client) AwaitAfter(ctx context.Context, invocationID string, afterSeq u
 		}
 		stored, err := c.LookupOnce(ctx, invocationID)
 		switch {
-		case err == nil && stored.Seq > afterSeq:
+		case err == nil && newer(stored):
 			return stored.Result, nil
 		case errors.Is(err, ErrBadResult) || errors.Is(err, jetstream.ErrStreamNotFound) ||
 			errors.Is(err, nats.ErrPermissionViolation):
@@ -272,8 +310,12 @@ var ErrUnanswered = errors.New("client: no result look-up was answered")
 
 // unansweredError is the error of an Await of invocationID whose ctx
 // ended before any of its look-ups was answered: it matches ctx.Err() and
-// ErrUnanswered, and names last, the last look-up's failure.
+// ErrUnanswered, and names last, the last look-up's failure (nil when
+// each was cut short by ctx: their errors only repeat ctx's).
 func unansweredError(ctx context.Context, invocationID string, last error) error {
+	if last == nil {
+		return fmt.Errorf("client: await %s: %w: %w (ended during a look-up)", invocationID, ctx.Err(), ErrUnanswered)
+	}
 	return fmt.Errorf("client: await %s: %w: %w; the last: %w", invocationID, ctx.Err(), ErrUnanswered, last)
 }
 

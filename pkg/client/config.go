@@ -26,7 +26,11 @@ type Config struct {
 	// ResultPrefix is the result subject prefix (default agent.results).
 	ResultPrefix string
 	// MaxRequestSize is the largest encoded request Submit sends (default
-	// envelope.DefaultMaxSize, what the worker accepts).
+	// envelope.DefaultMaxSize, what the worker accepts by default). Send
+	// also refuses a request larger than the worker takes on the server
+	// it is connected to (dlq.MaxWholeRequest of its max_payload, its
+	// max_payload less 9 KiB: less than the default on a server whose
+	// max_payload is under 1 MiB less 7 KiB).
 	MaxRequestSize int
 }
 

@@ -21,7 +21,8 @@ import (
 // backoff, until ctx ends: then its error matches ctx.Err() and
 // ErrUnanswered, and names the last failure, also when ctx ends inside a
 // later try (found in review of this session's fix, twenty-third session:
-// that try's plain ctx error was returned). No answer is never taken for
+// that try's plain ctx error was returned) or inside the first (a deadline
+// shorter than a try; found in review, twenty-fifth session). No answer is never taken for
 // "nothing newer" (found in review, twenty-third session: a duplicate of a
 // resend that completed was answered with the stale refusal).
 func (c *Client) answerOfDuplicate(ctx context.Context, rec *Receipt, before *StoredResult) (*envelope.Result, error) {
@@ -33,7 +34,7 @@ func (c *Client) answerOfDuplicate(ctx context.Context, rec *Receipt, before *St
 			last = err
 		}
 		switch {
-		case err != nil && last != nil && ctx.Err() != nil && (lookupUnanswered(err) || errors.Is(err, ctx.Err())):
+		case err != nil && ctx.Err() != nil && (lookupUnanswered(err) || errors.Is(err, ctx.Err())):
 			return nil, unansweredError(ctx, rec.InvocationID, last)
 		case err == nil || !lookupUnanswered(err):
 			return res, err
@@ -108,7 +109,7 @@ func (c *Client) answerOfDuplicateOnce(ctx context.Context, rec *Receipt, before
 	// nothing of what is stored: its error (answerOfDuplicate asks again).
 	stored, err := c.LookupOnce(ctx, rec.InvocationID)
 	switch {
-	case err == nil && stored.Seq > before.Seq && !stored.RefusedAsBadInput():
+	case err == nil && storedAfter(stored, before.Seq, before.Time) && !stored.RefusedAsBadInput():
 		return stored.Result, nil
 	case err != nil && !errors.Is(err, ErrNoResult):
 		return nil, err

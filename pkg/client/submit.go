@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentfleet/agentfleet/pkg/dlq"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
 
@@ -43,8 +44,12 @@ func (c *Client) Submit(ctx context.Context, req *envelope.Request) (string, err
 // invocation id and waits for the PubAck. It sets req.InvocationID to a new
 // id when it is empty and req.V when it is zero, then validates req like the
 // worker does (an *envelope.InvalidError when it fails) and checks its size:
-// at most Config.MaxRequestSize, and with its headers at most the server's
-// max_payload (an *envelope.InvalidError too). A publish that failed or got
+// at most Config.MaxRequestSize and what the worker takes on this server
+// (dlq.MaxWholeRequest of the server's max_payload, its max_payload less
+// 9 KiB, so that a dead letter carries the request whole: less than
+// Config.MaxRequestSize's default on a server whose max_payload is under
+// 1 MiB less 7 KiB), and with its headers at most the server's max_payload
+// (an *envelope.InvalidError too). A publish that failed or got
 // no PubAck is a *PublishError (the request may be stored); one the stream
 // refused in its PubAck is a *RefusedError (it is not). A duplicate PubAck
 // is reported in the Receipt, not as an error.
@@ -57,8 +62,9 @@ func (c *Client) Send(ctx context.Context, req *envelope.Request) (*Receipt, err
 }
 
 // Check refuses req as Send would before publishing it (not valid, or
-// larger than the client's limit or the server's max_payload with the
-// headers Send adds), without sending anything or changing req: a caller
+// larger than the client's limit, than what the worker takes on this
+// server, or than the server's max_payload with the headers Send adds),
+// without sending anything or changing req: a caller
 // that looks an id up before it sends checks the request first, so that a
 // request Send would refuse is refused whatever result is stored.
 func (c *Client) Check(req *envelope.Request) error {
@@ -94,8 +100,17 @@ func (c *Client) prepare(req *envelope.Request) ([]byte, error) {
 		return nil, fmt.Errorf("client: submit %s: %w", req.InvocationID,
 			&envelope.InvalidError{Reason: fmt.Sprintf("request is %d bytes, limit %d", len(data), c.cfg.MaxRequestSize)})
 	}
+	// The worker refuses (BAD_INPUT) a request larger than a dead letter
+	// carries whole on this server, as internal/worker's maxRequestBytes
+	// does (found in review, twenty-fifth session: on a server with a
+	// small max_payload such a request was stored and dead-lettered).
+	maxPayload := c.js.Conn().MaxPayload()
+	if whole := dlq.MaxWholeRequest(maxPayload); whole > 0 && len(data) > whole {
+		return nil, fmt.Errorf("client: submit %s: %w", req.InvocationID,
+			&envelope.InvalidError{Reason: fmt.Sprintf("request is %d bytes, the worker takes %d on this server (max_payload %d)", len(data), whole, maxPayload)})
+	}
 	// The server's max_payload counts the headers this publish adds, too.
-	if limit, n := c.js.Conn().MaxPayload(), len(data)+publishHeaderBytes(req.InvocationID, c.cfg.RequestsStream); limit > 0 && int64(n) > limit {
+	if limit, n := maxPayload, len(data)+publishHeaderBytes(req.InvocationID, c.cfg.RequestsStream); limit > 0 && int64(n) > limit {
 		return nil, fmt.Errorf("client: submit %s: %w", req.InvocationID,
 			&envelope.InvalidError{Reason: fmt.Sprintf("request is %d bytes with its headers, the server takes %d", n, limit)})
 	}
@@ -170,7 +185,8 @@ func (c *Client) SubmitAndAwait(ctx context.Context, req *envelope.Request) (*en
 // else the next one. A stored BAD_INPUT refusal (RefusedAsBadInput) is the
 // exception: the worker refused that request before it recorded anything,
 // so the resubmission runs, and AwaitSent returns the result that follows
-// the refusal (AwaitAfter its sequence).
+// the refusal (AwaitAfter its sequence; a result at that same sequence of
+// a results stream recreated since counts when stored after the refusal).
 //
 // When the requests stream dropped the resubmission as a duplicate
 // (rec.Duplicate), the request it duplicates (the one stored at
@@ -215,7 +231,7 @@ func (c *Client) AwaitSent(ctx context.Context, rec *Receipt, before *StoredResu
 			return res, err
 		}
 	}
-	return c.AwaitAfter(ctx, rec.InvocationID, before.Seq)
+	return c.awaitAfter(ctx, rec.InvocationID, before.Seq, before.Time)
 }
 
 // publishHeaderBytes is the size of the header block Send's publish

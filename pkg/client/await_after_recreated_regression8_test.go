@@ -1,0 +1,133 @@
+package client_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/agentfleet/agentfleet/internal/streams"
+	"github.com/agentfleet/agentfleet/internal/streams/streamstest"
+	"github.com/agentfleet/agentfleet/pkg/client"
+	"github.com/agentfleet/agentfleet/pkg/envelope"
+)
+
+// Regression (found in review, twenty-fifth session): Await's doc tells a
+// producer holding a dead_lettered result to wait for the replay's with
+// "AwaitAfter its sequence" (a replay may come days later), and AwaitSent
+// does the same after a BAD_INPUT refusal. AwaitAfter counted only a
+// stored result whose stream sequence was above afterSeq. When the results
+// stream was deleted and created again meanwhile (an on-call fix, a
+// storage change: streams.Ensure recreates it), its sequences start at 1
+// again, so the newer result was stored with a lower sequence (or the same
+// one) and AwaitAfter never returned it: the producer waited out its whole
+// context for a result that was stored. A result with a lower sequence
+// counts now, and one at the same sequence stored later than the earlier
+// result (AwaitSent knows its time; AwaitAfter takes it from the first
+// result it finds there).
+func TestAwaitAfterSeesAResultOfARecreatedResultsStream(t *testing.T) {
+	tg := streamstest.Embedded(t)
+	c := newClient(t, tg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	publish := func(inv string, st envelope.Status, class string) {
+		t.Helper()
+		data, err := (&envelope.Result{InvocationID: inv, Status: st, ErrorClass: class}).Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tg.JS.Publish(ctx, envelope.ResultSubject(tg.Cfg.ResultPrefix, inv), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recreate := func() {
+		t.Helper()
+		if err := tg.JS.DeleteStream(ctx, tg.Cfg.ResultsStream); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := streams.Ensure(ctx, tg.JS, tg.Cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lookup := func(id string, want envelope.Status) *client.StoredResult {
+		t.Helper()
+		s, err := c.Lookup(ctx, id)
+		if err != nil || s.Status != want {
+			t.Fatalf("premise: Lookup(%s) = %+v, %v; want %s", id, s, err, want)
+		}
+		return s
+	}
+
+	// A lower sequence: the replay's completed result is stored at 1, the
+	// dead_lettered one was at 6.
+	const id = "review8-recreated"
+	for i := range 5 { // other invocations' results: the stream is not new
+		publish(fmt.Sprintf("other-%d", i), envelope.StatusCompleted, "")
+	}
+	publish(id, envelope.StatusDeadLettered, "")
+	before := lookup(id, envelope.StatusDeadLettered)
+	recreate()
+	publish(id, envelope.StatusCompleted, "")
+	lookup(id, envelope.StatusCompleted)
+	actx, acancel := context.WithTimeout(ctx, 8*time.Second)
+	defer acancel()
+	res, err := c.AwaitAfter(actx, id, before.Seq)
+	if err != nil || res.Status != envelope.StatusCompleted {
+		t.Fatalf("AwaitAfter(%d) with the replay's completed result stored (the results stream recreated since) = %+v, %v; "+
+			"want the completed result", before.Seq, res, err)
+	}
+
+	// The same sequence, known to AwaitSent by the refusal's time: the
+	// refusal was the stream's first message, and so is the resubmission's
+	// result in the recreated stream.
+	recreate()
+	const refused = "review8-recreated-refused"
+	publish(refused, envelope.StatusFailed, badInput)
+	before = lookup(refused, envelope.StatusFailed)
+	recreate()
+	publish(refused, envelope.StatusCompleted, "")
+	if now := lookup(refused, envelope.StatusCompleted); now.Seq != before.Seq {
+		t.Fatalf("premise: the completed result is at %d, the refusal was at %d", now.Seq, before.Seq)
+	}
+	sctx, scancel := context.WithTimeout(ctx, 8*time.Second)
+	defer scancel()
+	res, err = c.AwaitSent(sctx, &client.Receipt{InvocationID: refused, Stream: tg.Cfg.RequestsStream, Sequence: 1}, before)
+	if err != nil || res.Status != envelope.StatusCompleted {
+		t.Fatalf("AwaitSent after a refusal at %d with the resubmission's completed result stored at the same sequence of "+
+			"the recreated results stream = %+v, %v; want the completed result", before.Seq, res, err)
+	}
+
+	// The same sequence, recreated while AwaitAfter waits: the first
+	// result it finds at afterSeq is the earlier one.
+	recreate()
+	const waited = "review8-recreated-waited"
+	publish(waited, envelope.StatusDeadLettered, "")
+	before = lookup(waited, envelope.StatusDeadLettered)
+	waiting := make(chan string, 1)
+	client.SetWaitingHook(c, func(id string) { waiting <- id })
+	wctx, wcancel := context.WithTimeout(ctx, 8*time.Second)
+	defer wcancel()
+	type answer struct {
+		res *envelope.Result
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		res, err := c.AwaitAfter(wctx, waited, before.Seq)
+		done <- answer{res, err}
+	}()
+	select {
+	case <-waiting:
+	case a := <-done:
+		t.Fatalf("AwaitAfter(%d) returned %+v, %v before anything newer was stored", before.Seq, a.res, a.err)
+	}
+	recreate()
+	publish(waited, envelope.StatusCompleted, "")
+	if now := lookup(waited, envelope.StatusCompleted); now.Seq != before.Seq {
+		t.Fatalf("premise: the completed result is at %d, the dead_lettered one was at %d", now.Seq, before.Seq)
+	}
+	if a := <-done; a.err != nil || a.res.Status != envelope.StatusCompleted {
+		t.Fatalf("AwaitAfter(%d) waiting while the results stream was recreated and the completed result stored at the "+
+			"same sequence = %+v, %v; want the completed result", before.Seq, a.res, a.err)
+	}
+}
