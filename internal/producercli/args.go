@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// kvFlag collects repeated key=value flags.
+// kvFlag collects repeated key=value flags, each key once.
 type kvFlag map[string]string
 
 // String implements flag.Value.
@@ -17,11 +17,17 @@ func (k kvFlag) String() string {
 	return strings.Join(parts, ",")
 }
 
-// Set implements flag.Value.
+// Set implements flag.Value. A key given twice is refused, as a batch
+// line's metadata member given twice is (envelope.CheckJSON): keeping the
+// last value sent another request than asked, without a word (found in
+// review, twenty-fifth session).
 func (k kvFlag) Set(s string) error {
 	key, v, ok := strings.Cut(s, "=")
 	if !ok || key == "" {
 		return fmt.Errorf("want key=value, got %q", s)
+	}
+	if old, dup := k[key]; dup {
+		return fmt.Errorf("key %q given twice (%q, then %q)", key, old, v)
 	}
 	k[key] = v
 	return nil

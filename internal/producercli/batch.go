@@ -133,8 +133,11 @@ type BatchOptions struct {
 // its workers ran them in either order). A line refused as BAD_INPUT
 // holds them too (a rerun sends it again), and so does a line whose id is
 // an earlier line's for another request (it is sent once given its own
-// id). A line that does not parse has no session to hold; a repeated line
-// holds nothing (its first copy is the one that runs).
+// id), and an invalid line whose JSON names its agent, user and session
+// (too large, failing validation, ...: it is sent once fixed; found in
+// review, twenty-fifth session). A line whose JSON does not decode, or
+// names no session, has no session to hold; a repeated line holds nothing
+// (its first copy is the one that runs).
 // The returned results are in line order; RunBatch fails only when ctx ends
 // (the rest are OutcomeCanceled).
 func RunBatch(ctx context.Context, c *client.Client, lines []Line, opts BatchOptions) ([]LineResult, error) {
@@ -181,10 +184,28 @@ func RunBatch(ctx context.Context, c *client.Client, lines []Line, opts BatchOpt
 	// line's number: the session's later lines are held.
 	heldBy := map[sessionKey]int{}
 	// conflict holds the result of a line whose id is an earlier line's
-	// for another request, queued behind its session's line in flight: it
-	// holds the session's later lines when its turn comes, not the earlier
-	// ones queued before it.
+	// for another request, or of an invalid line that names its session,
+	// queued behind its session's line in flight: it holds the session's
+	// later lines when its turn comes, not the earlier ones queued before
+	// it.
 	conflict := map[int]LineResult{}
+	// invalidInSession reports r, the result of line i that cannot be sent,
+	// and holds the later lines of its session k: now, or in its turn
+	// when a line of the session is in flight.
+	invalidInSession := func(i int, k sessionKey, r LineResult) {
+		smu.Lock()
+		if q, busy := waiting[k]; busy {
+			conflict[i] = r // reported, and holding, in its turn
+			waiting[k] = append(q, i)
+			smu.Unlock()
+			return
+		}
+		if _, isHeld := heldBy[k]; !isHeld {
+			heldBy[k] = lines[i].No
+		}
+		smu.Unlock()
+		report(i, r)
+	}
 	held := func(l Line, by int) LineResult {
 		return LineResult{Line: l.No, InvocationID: l.Request.InvocationID, Outcome: OutcomeHeld,
 			Err: fmt.Errorf("line %d of its session has no result", by)}
@@ -202,6 +223,8 @@ func RunBatch(ctx context.Context, c *client.Client, lines []Line, opts BatchOpt
 					smu.Unlock()
 					var r LineResult
 					switch {
+					case isConflict && lines[i].Err != nil:
+						r = cr // invalid whatever else happens, as in the file's loop
 					case ctx.Err() != nil:
 						r = LineResult{Line: lines[i].No, InvocationID: lines[i].Request.InvocationID, Outcome: OutcomeCanceled}
 					case isConflict:
@@ -231,7 +254,12 @@ func RunBatch(ctx context.Context, c *client.Client, lines []Line, opts BatchOpt
 	for i, l := range lines {
 		switch {
 		case l.Err != nil:
-			report(i, LineResult{Line: l.No, Outcome: OutcomeInvalid, Err: l.Err})
+			r := LineResult{Line: l.No, Outcome: OutcomeInvalid, Err: l.Err}
+			if l.session == (sessionKey{}) {
+				report(i, r) // no session known: none to hold
+			} else {
+				invalidInSession(i, l.session, r)
+			}
 			continue
 		case ctx.Err() != nil:
 			report(i, LineResult{Line: l.No, InvocationID: l.Request.InvocationID, Outcome: OutcomeCanceled})
@@ -243,21 +271,8 @@ func RunBatch(ctx context.Context, c *client.Client, lines []Line, opts BatchOpt
 			if enc == nil || !bytes.Equal(enc, first.req) {
 				// Not a repeat: a second request under the id, which the
 				// stream's duplicate window would drop unseen.
-				r := LineResult{Line: l.No, InvocationID: id, Outcome: OutcomeInvalid,
-					Err: fmt.Errorf("invocation id %s is line %d's, for a different request: give this one its own id", id, first.no)}
-				k := keyOf(l)
-				smu.Lock()
-				if q, busy := waiting[k]; busy {
-					conflict[i] = r // reported, and holding, in its turn
-					waiting[k] = append(q, i)
-					smu.Unlock()
-					continue
-				}
-				if _, isHeld := heldBy[k]; !isHeld {
-					heldBy[k] = l.No
-				}
-				smu.Unlock()
-				report(i, r)
+				invalidInSession(i, keyOf(l), LineResult{Line: l.No, InvocationID: id, Outcome: OutcomeInvalid,
+					Err: fmt.Errorf("invocation id %s is line %d's, for a different request: give this one its own id", id, first.no)})
 				continue
 			}
 			report(i, LineResult{Line: l.No, InvocationID: id, Outcome: OutcomeDuplicateLine,
@@ -300,8 +315,12 @@ func RunBatch(ctx context.Context, c *client.Client, lines []Line, opts BatchOpt
 // session's invocations one at a time.
 type sessionKey struct{ agent, user, session string }
 
-// keyOf is the session of a valid line.
+// keyOf is the session of a valid line, or of an invalid one that names
+// it (Line.session).
 func keyOf(l Line) sessionKey {
+	if l.Request == nil {
+		return l.session
+	}
 	return sessionKey{agent: l.Request.Agent, user: l.Request.UserID, session: l.Request.SessionID}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"time"
 
@@ -38,8 +39,11 @@ func runBatch(ctx context.Context, args []string, g *globals, env Env) int {
 	if g.badTimeout(env.Stderr, "batch") {
 		return ExitUsage
 	}
-	if file == "" || len(pos) != 0 || ratePerSec < 0 || concurrency < 1 {
-		fmt.Fprintln(env.Stderr, "producer batch: want --file F, --rate >= 0, --concurrency >= 1 and no arguments")
+	// NaN passed "< 0" and ran unlimited, as did +Inf (found in review,
+	// twenty-fifth session): 0 is how unlimited is asked for.
+	badRate := ratePerSec < 0 || math.IsNaN(ratePerSec) || math.IsInf(ratePerSec, 0)
+	if file == "" || len(pos) != 0 || badRate || concurrency < 1 {
+		fmt.Fprintln(env.Stderr, "producer batch: want --file F, a finite --rate >= 0, --concurrency >= 1 and no arguments")
 		return ExitUsage
 	}
 	f, err := os.Open(file)

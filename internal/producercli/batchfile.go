@@ -34,6 +34,10 @@ type Line struct {
 	// Err says why the line cannot be submitted (an *envelope.InvalidError
 	// or a JSON error).
 	Err error
+	// session is, on an invalid line whose JSON decoded and names an
+	// agent, a user and a session, that session: RunBatch holds its later
+	// lines (zero otherwise).
+	session sessionKey
 }
 
 // batchLine is the JSON of a line: a request envelope, optionally with the
@@ -51,7 +55,9 @@ type batchLine struct {
 // the same file again yields the same ids. Lines that are not valid requests, including a line longer
 // than maxLineSize and a request larger than a request envelope may be
 // (envelope.DefaultMaxSize), are returned with Err set and the rest of the
-// file is still read; only a read error fails the whole parse. A UTF-8 byte
+// file is still read (such a line whose JSON decoded still holds its
+// session's later lines in RunBatch); only a read error fails the whole
+// parse. A UTF-8 byte
 // order mark at the start of the file is dropped: line 1 is the request it
 // would be without it (same derived id), and a '#' after it starts a
 // comment.
@@ -116,10 +122,21 @@ func parseLine(no int, raw []byte) Line {
 	if err != nil && !errors.As(err, &te) {
 		return Line{No: no, Err: &envelope.InvalidError{Reason: "not a JSON request object: " + err.Error()}}
 	}
+	// From here on the line's JSON decoded: an invalid line names its
+	// session, whose later lines it holds (RunBatch), so that a rerun
+	// sends them after the fixed line (found in review, twenty-fifth
+	// session: they were sent at once, and the model saw turns 1, 3, 2).
+	invalid := func(err error) Line {
+		l := Line{No: no, Err: err}
+		if bl.Agent != "" && bl.UserID != "" && bl.SessionID != "" {
+			l.session = sessionKey{agent: bl.Agent, user: bl.UserID, session: bl.SessionID}
+		}
+		return l
+	}
 	// Only white space may follow the object (Decoder.More is false before
 	// a stray "}" or "]", as in a JSON array pasted one element per line).
 	if rest := bytes.TrimSpace(raw[dec.InputOffset():]); len(rest) > 0 {
-		return Line{No: no, Err: &envelope.InvalidError{Reason: "more than one JSON value on the line, or text after the request"}}
+		return invalid(&envelope.InvalidError{Reason: "more than one JSON value on the line, or text after the request"})
 	}
 	// What the worker refuses (envelope.DecodeRequest) is refused here
 	// too: a member naming a field in other case ("User_ID", which
@@ -127,19 +144,19 @@ func parseLine(no int, raw []byte) Line {
 	// escaped lone surrogate ("\ud83d", read as U+FFFD: two lines that
 	// differ only there would get one derived id).
 	if err := envelope.CheckJSON(raw, "text"); err != nil {
-		return Line{No: no, Err: err}
+		return invalid(err)
 	}
 	if te != nil {
 		// "field user_id: want a string, got number", as the worker
 		// says it (encoding/json names the embedded struct too).
 		te.Field = strings.TrimPrefix(te.Field, "Request.")
-		return Line{No: no, Err: envelope.TypeError(te)}
+		return invalid(envelope.TypeError(te))
 	}
 	req := bl.Request
 	if bl.Text != "" {
 		if req.Message != nil {
 			// Sending one would drop the other without a word.
-			return Line{No: no, Err: &envelope.InvalidError{Reason: "give either text or message, not both"}}
+			return invalid(&envelope.InvalidError{Reason: "give either text or message, not both"})
 		}
 		req.Message = model.NewTextContent(model.RoleUser, bl.Text)
 	}
@@ -150,17 +167,17 @@ func parseLine(no int, raw []byte) Line {
 	if req.InvocationID == "" {
 		id, err := DeriveInvocationID(&req)
 		if err != nil {
-			return Line{No: no, Err: err}
+			return invalid(err)
 		}
 		req.InvocationID, l.DerivedID = id, true
 	}
 	if err := req.Validate(); err != nil {
-		return Line{No: no, Err: err}
+		return invalid(err)
 	}
 	if b, err := req.Encode(); err != nil {
-		return Line{No: no, Err: err}
+		return invalid(err)
 	} else if len(b) > envelope.DefaultMaxSize {
-		return Line{No: no, Err: &envelope.InvalidError{Reason: fmt.Sprintf("the request is %d bytes, more than a request may be (%d)", len(b), envelope.DefaultMaxSize)}}
+		return invalid(&envelope.InvalidError{Reason: fmt.Sprintf("the request is %d bytes, more than a request may be (%d)", len(b), envelope.DefaultMaxSize)})
 	}
 	return l
 }

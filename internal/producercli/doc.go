@@ -11,7 +11,11 @@
 // Flags may also follow the command and its arguments. --nats-url defaults
 // to $AGENTFLEET_NATS_URL, else nats://127.0.0.1:4222. --timeout is how long
 // to wait for a result (per invocation in a batch; default 2m). The streams
-// must exist (the fleet creates them; see internal/streams).
+// must exist (the fleet creates them; see internal/streams). The producer
+// uses the default streams and subject prefixes, or the fleet's as the
+// worker's variables AGENTFLEET_STREAMS_REQUESTS, _RESULTS, _REQUEST_PREFIX
+// and _RESULT_PREFIX set them (a value the worker would refuse is exit 2).
+// A --metadata key may be given once; --rate must be finite.
 //
 // A batch line whose publish falls inside a NATS outage (no PubAck, no
 // JetStream responders yet, the connection reconnecting) is sent again
@@ -25,7 +29,10 @@
 // time, in file order. A line that ends without a result (a timeout, an
 // error, canceled, or invalid once sent) holds the session's later lines:
 // they are reported "held" and not sent, and a rerun of the file sends
-// them in order (lines that completed are looked up and skipped).
+// them in order (lines that completed are looked up and skipped). So does
+// an invalid line whose JSON names its agent, user and session (too
+// large, failing validation, reusing another line's id for another
+// request): the rerun sends them after the fixed line.
 //
 // Exit codes (see the Exit constants): 0 success (every result completed),
 // 1 an error (NATS unreachable, a file unreadable, a publish failed, a

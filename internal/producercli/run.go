@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -51,6 +52,7 @@ type Env struct {
 type globals struct {
 	natsURL string
 	timeout time.Duration
+	streams streams.Config // the fleet's (streamsFromEnv)
 }
 
 // badTimeout reports (on w) a --timeout that is not positive: neither
@@ -129,7 +131,65 @@ func Run(ctx context.Context, args []string, env Env) int {
 			return ExitUsage
 		}
 	}
+	// The fleet's stream names and subject prefixes, from the worker's
+	// variables: with the defaults always, a fleet configured with another
+	// results prefix got every request and every line timed out.
+	if !asksHelp(rest) {
+		sc, err := streamsFromEnv(env.Getenv)
+		if err != nil {
+			fmt.Fprintln(env.Stderr, "producer:", err)
+			return ExitUsage
+		}
+		g.streams = sc
+	}
 	return run(ctx, rest, &g, env)
+}
+
+// streamEnv are the worker's stream settings the producer reads from the
+// environment, as the worker names them: the names and subject prefixes
+// of the requests and the results. The others (the DLQ, replicas, ages,
+// consumers) do not concern it.
+var streamEnv = []struct {
+	key   string // the worker's configuration key
+	field func(*streams.Config) *string
+}{
+	{"streams.requests", func(c *streams.Config) *string { return &c.RequestsStream }},
+	{"streams.results", func(c *streams.Config) *string { return &c.ResultsStream }},
+	{"streams.request_prefix", func(c *streams.Config) *string { return &c.RequestPrefix }},
+	{"streams.result_prefix", func(c *streams.Config) *string { return &c.ResultPrefix }},
+}
+
+// streamsFromEnv returns the streams the producer uses: the defaults,
+// with the requests' and the results' names and subject prefixes taken
+// from the worker's variables (AGENTFLEET_STREAMS_REQUESTS, _RESULTS,
+// _REQUEST_PREFIX, _RESULT_PREFIX) when set, so a producer run beside a
+// fleet configured so reaches it (found in review, twenty-fifth session:
+// it always used the defaults, and with a fleet's other results prefix
+// every batch line timed out). A value the worker would refuse is an
+// error naming the variable.
+func streamsFromEnv(getenv func(string) string) (streams.Config, error) {
+	var sc streams.Config
+	for _, v := range streamEnv {
+		if got := getenv(envName(v.key)); got != "" {
+			*v.field(&sc) = got
+		}
+	}
+	sc = sc.WithDefaults()
+	if err := sc.Validate(); err != nil {
+		var names []string
+		for _, v := range streamEnv {
+			if getenv(envName(v.key)) != "" {
+				names = append(names, envName(v.key))
+			}
+		}
+		return sc, fmt.Errorf("the stream settings of %s: %w", strings.Join(names, ", "), err)
+	}
+	return sc, nil
+}
+
+// envName is the environment variable of a configuration key.
+func envName(key string) string {
+	return config.EnvPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
 }
 
 func usage(w io.Writer, fs *flag.FlagSet) {
@@ -139,6 +199,8 @@ func usage(w io.Writer, fs *flag.FlagSet) {
   producer [flags] batch --file requests.jsonl [--rate N] [--concurrency N]
 
 exit codes: 0 ok, 1 error, 2 usage, 3 timeout, 4 not completed, 130 interrupted
+streams: the defaults, or the fleet's from AGENTFLEET_STREAMS_REQUESTS, _RESULTS,
+  _REQUEST_PREFIX and _RESULT_PREFIX (the worker's variables)
 flags:
 `)
 	fs.SetOutput(w)
@@ -177,7 +239,7 @@ func connect(g *globals) (*nats.Conn, *client.Client, error) {
 		nc.Close()
 		return nil, nil, fmt.Errorf("jetstream: %w", err)
 	}
-	c, err := client.New(js, nc, ClientConfig(streams.Config{}))
+	c, err := client.New(js, nc, ClientConfig(g.streams))
 	if err != nil {
 		nc.Close()
 		return nil, nil, err
