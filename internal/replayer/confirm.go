@@ -21,7 +21,7 @@ import (
 // by an abandoned prompt answers the next prompt on the same stdin instead
 // of eating its answer.
 func confirm(ctx context.Context, env Env, what string, n, threshold int, yes bool) error {
-	if yes || n <= threshold {
+	if !confirmAsks(n, threshold, yes) {
 		return nil
 	}
 	if !env.Terminal(env.Stdin) {
@@ -45,6 +45,12 @@ func confirm(ctx context.Context, env Env, what string, n, threshold int, yes bo
 	}
 	return &HaltError{Rule: RuleConfirmation, Reason: "not confirmed; nothing was changed"}
 }
+
+// confirmAsks reports whether confirm, given the same n, threshold and
+// yes, asks for a confirmation (prompts, or refuses): a run it let through
+// then read its plan before a wait of unknown length, and must treat the
+// plan as possibly stale (ExecOptions.StalePlan).
+func confirmAsks(n, threshold int, yes bool) bool { return !yes && n > threshold }
 
 // stdinLines holds one lineReader per stdin a prompt reads, so that a
 // process (Run is a library entry: tests, an embedding tool) has at most

@@ -87,6 +87,9 @@
 // itself (replays, or parks once replayed too often), by the dry run's rule:
 // an entry of an auto-replayable class first failed before the idempotency
 // records' retention needs a person, as drain's entries gauge counts it.
+// Of a parked entry, which nothing replays by itself, it says whether
+// replay --parked would take it (show labels it "parked: bring it back
+// with replay --parked").
 //
 // Exit codes (the Exit constants): 0 done, 1 error, 2 halted or refused by a
 // safety rule, 3 usage or configuration (bad flags or arguments, an unknown

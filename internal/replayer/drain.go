@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -64,8 +65,8 @@ func runDrain(ctx context.Context, c *cmdCtx, pos []string) error {
 		}
 		addr = o.metricsAddr
 	}
-	if conc < 1 || !(rateV >= 0) { // NaN too: it meant unthrottled
-		return usagef("--concurrency must be at least 1 and --rate not negative")
+	if conc < 1 || !(rateV >= 0) || math.IsInf(rateV, 1) { // NaN and +Inf too: they meant unthrottled
+		return usagef("--concurrency must be at least 1 and --rate a finite number, not negative")
 	}
 	f, err := c.openFleetFor(ctx, true, requireStoresCheck, filter.Class)
 	if err != nil {
@@ -252,7 +253,7 @@ func drainPass(ctx context.Context, c *cmdCtx, f *Fleet, sel Selection, m *Metri
 	}
 	ev.Int("replayed", t.Replayed).Int("completed", t.Completed).Int("dead_lettered_again", t.DeadLettered).
 		Int("parked", t.Parked).Int("skipped", t.Skipped).Int("already_replayed", t.AlreadyReplayed).
-		Int("already_completed", t.AlreadyCompleted).Int("errors", t.Errors).
+		Int("already_completed", t.AlreadyCompleted).Int("already_gone", t.AlreadyGone).Int("errors", t.Errors).
 		Msg(msg)
 	return t, err
 }

@@ -49,6 +49,10 @@ type ExecOptions struct {
 	Metrics *Metrics
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// StalePlan says the plan was read before a wait of unknown length (a
+	// confirmation prompt): every replay first checks that its entry is
+	// still in the stream, however young the plan (exec.planMayBeStale).
+	StalePlan bool
 
 	// afterPublish, in tests, runs after a replay's PubAck and before its
 	// DLQ entry is deleted; an error aborts the run there (a crash).
@@ -305,6 +309,19 @@ func (x *exec) handle(ctx context.Context, p Planned) error {
 
 func (x *exec) park(ctx context.Context, p Planned) error {
 	class := p.Class()
+	// The entry must still be in the DLQ, whatever the plan's age: no
+	// duplicate window keeps a parked copy from outliving a replay, a park
+	// or a purge another replayer made since the plan (found in review,
+	// twenty-fifth session: a park confirmed at its prompt after another
+	// engineer's replay had replayed and deleted the entries copied them
+	// all to the parked stream and said PARKED, and a later replay
+	// --parked would run their work again). Parks are few (by hand, or
+	// replayed replay.max_replays times): one look-up each. A read that
+	// fails for another reason parks the entry, as before.
+	if entryGone(ctx, x.f.Reader, p.Item.Seq) {
+		x.alreadyGone(ctx, p, "not parked")
+		return nil
+	}
 	if err := x.f.Parked.Park(ctx, p.Item, p.Why, x.opts.Now()); err != nil {
 		if ctx.Err() != nil {
 			// Interrupted: the entry stays, not handled and not an error,
@@ -364,17 +381,12 @@ func (x *exec) replay(ctx context.Context, p Planned) error {
 	// The plan may be older than the requests' duplicate window (a low
 	// --rate, a cooldown pause, a canary wait): an entry another replayer
 	// replayed and deleted meanwhile would be published again, and not as a
-	// duplicate. So the entry must still be there; a read that fails for
-	// another reason leaves the decision to the duplicate window, as before.
+	// duplicate; and after a confirmation prompt, an entry another
+	// engineer purged or parked while it waited would be published at all.
+	// So the entry must still be there; a read that fails for another
+	// reason leaves the decision to the duplicate window, as before.
 	if x.planMayBeStale(p) && entryGone(ctx, x.f.Reader, p.Item.Seq) {
-		x.rm.remove(ctx, p, func(err error) {
-			if err != nil {
-				x.afterRemove(p, true, err)
-				return
-			}
-			x.sum.update(e.Class, func(c *Counts) { c.AlreadyReplayed++ })
-			x.prog.done(p, "already handled by another replayer (gone from the DLQ); not published")
-		})
+		x.alreadyGone(ctx, p, "not published")
 		return nil
 	}
 	// While the canary runs, an invocation that completed already (an
@@ -467,11 +479,36 @@ func (x *exec) replay(ctx context.Context, p Planned) error {
 // the same replay as a duplicate, and the look-up, a round trip per entry,
 // halved the bulk replay's speed (found in review, eighteenth session:
 // 0.30 of a bare publish against the 0.5 goal; 0.64 without it).
+//
+// A plan read before a confirmation prompt (ExecOptions.StalePlan) may be
+// stale however young: while the prompt waited another engineer may have
+// purged or parked its entries, which leaves no replay for the duplicate
+// window to drop (found in review, twenty-fifth session: a replay
+// confirmed after a purge republished the purged entries). Only
+// interactive runs pay the look-up.
 func (x *exec) planMayBeStale(p Planned) bool {
-	if p.at.IsZero() || x.f.reqDups <= 0 {
+	if x.opts.StalePlan || p.at.IsZero() || x.f.reqDups <= 0 {
 		return true
 	}
 	return time.Since(p.at) > x.f.reqDups/2
+}
+
+// alreadyGone reports p, found gone from its stream before this run reached
+// it (another replayer replayed, parked or purged it), as AlreadyGone; what
+// says what this run did not do. The remover still takes p (its delete
+// finds the entry gone), so that the batches of p's subject go on past it.
+func (x *exec) alreadyGone(ctx context.Context, p Planned, what string) {
+	class := p.Class()
+	msg := "gone from " + x.f.Streams.DLQStream + " before this run reached it (another replayer replayed, parked or purged it); " + what
+	x.rm.remove(ctx, p, func(err error) {
+		if err != nil {
+			x.sum.update(class, func(c *Counts) { c.Errors++ })
+			x.prog.done(p, msg+", but ERROR deleting the entry: "+err.Error())
+			return
+		}
+		x.sum.update(class, func(c *Counts) { c.AlreadyGone++ })
+		x.prog.done(p, msg)
+	})
 }
 
 // entryGone reports whether the DLQ entry at seq was deleted; a read that

@@ -32,7 +32,10 @@ type ListedEntry struct {
 	// times): the rule of replay --dry-run and of drain's entries gauge. It
 	// is false for a class that needs a person, an entry first failed
 	// before the idempotency records' retention, a request that cannot be
-	// replayed, and a bad entry.
+	// replayed, and a bad entry. For a parked entry (list --parked, show's
+	// parked entries), which nothing replays by itself, it says whether
+	// replay --parked (without --class --force) would replay it: the
+	// same rule without replay.max_replays.
 	Replayable bool `json:"replayable"`
 	// Why says why a decoded entry is not Replayable: what a replay's dry
 	// run says of it.

@@ -38,8 +38,8 @@ func runReplay(ctx context.Context, c *cmdCtx, pos []string) error {
 	if len(pos) != 0 {
 		return usagef("replay takes no arguments (filters are flags: --class, --agent, --invocation ...)")
 	}
-	if o.max < 0 || !(o.rate >= 0) || o.concurrency < 0 || o.canary < 0 { // NaN rate too: it meant unthrottled
-		return usagef("--max, --rate, --concurrency and --canary must not be negative")
+	if o.max < 0 || !(o.rate >= 0) || math.IsInf(o.rate, 1) || o.concurrency < 0 || o.canary < 0 { // NaN and +Inf rates too: they meant unthrottled
+		return usagef("--max, --rate, --concurrency and --canary must not be negative (and --rate finite)")
 	}
 	filter, err := o.filter(c.env.Now())
 	if err != nil {
@@ -138,6 +138,9 @@ func runReplay(ctx context.Context, c *cmdCtx, pos []string) error {
 		ResultTimeout: c.cfg.Replay.ResultTimeout, HaltRatio: c.cfg.Replay.HaltRatio, HaltMinResults: c.cfg.Replay.HaltMinResults,
 		CooldownPoll: c.cfg.Replay.CooldownPoll, Progress: c.env.Stderr, Terminal: c.env.Terminal(c.env.Stderr),
 		Summary: sum, Now: c.env.Now,
+		// A plan confirmed at a prompt may be stale: another engineer may
+		// have purged, parked or replayed its entries while it waited.
+		StalePlan: n.replay+n.park > 0 && confirmAsks(n.replay+n.park, c.cfg.Replay.ConfirmAbove, o.yes),
 	})
 	sum.Write(c.env.Stdout, o.asJSON)
 	return err

@@ -48,7 +48,9 @@ type ShownEffect struct {
 type Shown struct {
 	// InvocationID is the invocation shown.
 	InvocationID string `json:"invocation_id"`
-	// Entries and Parked are its DLQ and parked entries.
+	// Entries and Parked are its DLQ and parked entries. Nothing replays a
+	// parked entry by itself: its Replayable says whether replay --parked
+	// would take it (ListedEntry.Replayable).
 	Entries []ListedEntry `json:"entries"`
 	Parked  []ListedEntry `json:"parked,omitempty"` // Parked are its parked entries.
 	// Record is the worker's invocation record, if any.
@@ -264,24 +266,38 @@ func shortEvents(ev *session.Event) []ShownEvent {
 	return out
 }
 
+// ownFailure reports whether h is e's own failure (the one e's fields
+// hold), which Park appends to a parked copy's History.
+func ownFailure(e *dlq.Entry, h dlq.Failure) bool {
+	return h.Class == e.Class && h.Reason == e.Reason && h.FailedAt.Equal(e.FailedAt) && h.ReplayCount == e.ReplayCount
+}
+
 // Write prints the invocation for on-call.
 func (sh *Shown) Write(w io.Writer, now time.Time) {
 	fmt.Fprintf(w, "invocation %s\n", sh.InvocationID)
-	writeEntries := func(title string, es []ListedEntry) {
+	writeEntries := func(title string, es []ListedEntry, parked bool) {
 		for _, le := range es {
 			if le.Entry == nil {
 				fmt.Fprintf(w, "\n%s seq %d (%s): BAD ENTRY: %s\n", title, le.Seq, le.Subject, le.Error)
 				continue
 			}
 			e := le.Entry
-			rep := "auto-replayable"
-			if !le.Replayable {
+			// Nothing replays a parked entry by itself: its Replayable says
+			// whether replay --parked would take it (found in review,
+			// twenty-fifth session: show called it "auto-replayable").
+			rep, notBy := "auto-replayable", "not replayed by replay or drain"
+			switch {
+			case parked && le.Replayable:
+				rep = "parked: bring it back with replay --parked"
+			case parked:
+				rep, notBy = "parked; needs a person", "not replayed by replay --parked"
+			case !le.Replayable:
 				rep = "needs a person"
 			}
 			fmt.Fprintf(w, "\n%s seq %d, stored %s ago\n", title, le.Seq, age(now, le.Stored))
 			fmt.Fprintf(w, "  class %s (%s), agent %s, model %s\n", e.Class, rep, e.Agent, dash(e.Model))
 			if !le.Replayable && le.Why != "" {
-				fmt.Fprintf(w, "  not replayed by replay or drain: %s\n", le.Why)
+				fmt.Fprintf(w, "  %s: %s\n", notBy, le.Why)
 			}
 			fmt.Fprintf(w, "  reason: %s\n", e.Reason)
 			fmt.Fprintf(w, "  replay count %d, delivery count %d, worker %s\n", e.ReplayCount, e.DeliveryCount, dash(e.Worker))
@@ -296,6 +312,9 @@ func (sh *Shown) Write(w io.Writer, now time.Time) {
 				fmt.Fprintf(w, "  request TRUNCATED: %d of %d bytes kept; cannot be replayed\n", len(e.RequestRaw), e.RequestSize)
 			}
 			for _, h := range e.History {
+				if ownFailure(e, h) {
+					continue // Park records the entry's own failure in History: it is printed above
+				}
 				fmt.Fprintf(w, "  earlier failure: %s %s at %s (replay %d)\n", h.Class, h.Reason, h.FailedAt.UTC().Format(time.RFC3339), h.ReplayCount)
 			}
 		}
@@ -303,8 +322,8 @@ func (sh *Shown) Write(w io.Writer, now time.Time) {
 	if len(sh.Entries) == 0 {
 		fmt.Fprintln(w, "\nno DLQ entry")
 	}
-	writeEntries("DLQ entry", sh.Entries)
-	writeEntries("PARKED entry", sh.Parked)
+	writeEntries("DLQ entry", sh.Entries, false)
+	writeEntries("PARKED entry", sh.Parked, true)
 	if sh.Record != nil {
 		fmt.Fprintf(w, "\ninvocation record: %s, attempts %d, replay count %d", sh.Record.Status, sh.Record.Attempts, sh.RecordReplayCount)
 		if sh.Record.Error != "" {

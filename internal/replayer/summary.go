@@ -32,6 +32,11 @@ type Counts struct {
 	// AlreadyCompleted: the invocation had completed before (its record or
 	// result says so); the entry was removed without a replay.
 	AlreadyCompleted int `json:"already_completed"`
+	// AlreadyGone: the entry had left its stream before this run reached it
+	// (another replayer replayed, parked or purged it after this run's plan
+	// was read, e.g. while its confirmation prompt waited); nothing was
+	// published or parked for it.
+	AlreadyGone int `json:"already_gone"`
 	// Bad: undecodable entries, reported and left in place.
 	Bad int `json:"bad"`
 	// Errors: a publish or delete failed.
@@ -47,6 +52,7 @@ func (c *Counts) add(o Counts) {
 	c.Skipped += o.Skipped
 	c.AlreadyReplayed += o.AlreadyReplayed
 	c.AlreadyCompleted += o.AlreadyCompleted
+	c.AlreadyGone += o.AlreadyGone
 	c.Bad += o.Bad
 	c.Errors += o.Errors
 }
@@ -116,10 +122,10 @@ func (s *Summary) Write(w io.Writer, asJSON bool) {
 	}
 	sort.Strings(classes)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "CLASS\tREPLAYED\tCOMPLETED\tDEAD-LETTERED AGAIN\tNO RESULT\tPARKED\tSKIPPED\tALREADY REPLAYED\tALREADY COMPLETED\tBAD\tERRORS\t")
+	fmt.Fprintln(tw, "CLASS\tREPLAYED\tCOMPLETED\tDEAD-LETTERED AGAIN\tNO RESULT\tPARKED\tSKIPPED\tALREADY REPLAYED\tALREADY COMPLETED\tALREADY GONE\tBAD\tERRORS\t")
 	row := func(name string, c Counts) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", name, c.Replayed, c.Completed, c.DeadLettered,
-			c.NoResult, c.Parked, c.Skipped, c.AlreadyReplayed, c.AlreadyCompleted, c.Bad, c.Errors)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", name, c.Replayed, c.Completed, c.DeadLettered,
+			c.NoResult, c.Parked, c.Skipped, c.AlreadyReplayed, c.AlreadyCompleted, c.AlreadyGone, c.Bad, c.Errors)
 	}
 	for _, k := range classes {
 		row(k, by[k])
