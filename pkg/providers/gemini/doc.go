@@ -38,7 +38,17 @@
 // in: so also one to another port of the same host, or from https to
 // http), which would carry the API key (x-goog-api-key) there
 // (ErrRedirectRefused, classified UNKNOWN); a Config.HTTPClient's own
-// CheckRedirect still applies to the redirects it allows.
+// CheckRedirect still applies to the redirects it allows. Without one, a
+// chain of more than ten redirects stops with ErrTooManyRedirects, the same
+// kind of error.
+//
+// A stream read through a gateway (Config.BaseURL) may carry what the
+// server-sent events format allows and the SDK's stream reader fails on:
+// comment lines (": keep-alive"), the fields "event", "id" and "retry",
+// and an OpenAI-style "data: [DONE]"; they are ignored, as the format
+// says. A function response's json.Number that a float64 cannot hold
+// (1e400: a tool's result read back from a store), which the SDK would
+// send as null, is sent as its decimal text, a JSON string.
 //
 // Usage counts a thinking model's thoughts (thoughtsTokenCount) among the
 // output tokens, model.Usage.CandidatesTokens, and a built-in tool's

@@ -414,6 +414,9 @@ func toGenAIContent(c *model.Content, clientIDPrefix string) *genai.Content {
 			if resp == nil {
 				resp = map[string]any{}
 			}
+			// A number a float64 cannot hold goes as its text (the SDK
+			// sent null: sendableValue).
+			resp = sendableResponse(resp)
 			out.Parts = append(out.Parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{
 				ID:       sendID(p.FunctionResponse.ID, clientIDPrefix),
 				Name:     p.FunctionResponse.Name,

@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
+	"github.com/agentfleet/agentfleet/pkg/providers/internal/sse"
 	"github.com/agentfleet/agentfleet/pkg/retry"
 )
 
@@ -48,7 +50,9 @@ func (r *statusRecord) cutInErrorEvent() bool {
 }
 
 // statusTransport records the status of every response into the request
-// context's statusRecord, if any.
+// context's statusRecord, if any, and, for such a call, reads a successful
+// stream's body through streamFilter: the body the record follows is the
+// one the SDK reads.
 type statusTransport struct{ base http.RoundTripper }
 
 // RoundTrip implements http.RoundTripper.
@@ -62,11 +66,69 @@ func (t statusTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			rec.readErr.Store(nil)
 			rec.cutEvent.Store(nil)
 			if resp.Body != nil {
-				resp.Body = &recordingBody{ReadCloser: resp.Body, rec: rec}
+				body := resp.Body
+				if streamOK(r, resp) {
+					body = sse.NewReader(body, (&streamFilter{}).edit)
+				}
+				resp.Body = &recordingBody{ReadCloser: body, rec: rec}
 			}
 		}
 	}
 	return resp, err
+}
+
+// A gateway or proxy in front of Gemini (Config.BaseURL) may add to a
+// stream what the server-sent events format allows and the genai SDK's
+// stream reader does not read: comment lines (": keep-alive", sent to keep
+// an idle connection open during a long generation), the fields "event",
+// "id" and "retry", and an OpenAI-style "data: [DONE]" after the last
+// chunk. The SDK fails the call on each ("invalid stream chunk"), which the
+// taxonomy classifies UNKNOWN, although the model answered. The SSE
+// specification has a reader ignore comments and such fields, as the
+// OpenAI adapter's SDK does; the adapter drops them from a successful
+// stream's body before the SDK reads it (found in review, twenty-fifth
+// session). Other lines stay as they are: the SDK reads an error event
+// sent without "data:" (a bare JSON object) itself.
+
+// streamOK reports whether resp is a successful answer to a streaming
+// request (alt=sse), whose body is a stream of server-sent events.
+func streamOK(r *http.Request, resp *http.Response) bool {
+	return resp.StatusCode >= 200 && resp.StatusCode < 300 && r.URL.Query().Get("alt") == "sse"
+}
+
+// streamFilter is the sse.Editor of one stream body: it drops comment
+// lines, the fields "event", "id" and "retry", "data: [DONE]", and the
+// blank lines that would end an event left with no line (the SDK splits
+// events at blank lines and fails on an event that starts with one), and
+// keeps every other line as it came. It holds no line back: the stream's
+// end (a nil line) gives nothing.
+type streamFilter struct {
+	inEvent bool // a kept line since the last blank line
+}
+
+// edit implements sse.Editor.
+func (f *streamFilter) edit(line []byte) []byte {
+	text := bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+	if len(text) == 0 {
+		if !f.inEvent {
+			return nil
+		}
+		f.inEvent = false
+		return line
+	}
+	name, value, _ := bytes.Cut(text, []byte(":"))
+	switch string(name) {
+	case "", "event", "id", "retry":
+		// A comment (a line starting with ":") or a field without
+		// meaning for a Gemini stream.
+		return nil
+	case "data":
+		if string(bytes.TrimPrefix(value, []byte(" "))) == "[DONE]" {
+			return nil
+		}
+	}
+	f.inEvent = true
+	return line
 }
 
 // recordingBody records the first read error other than io.EOF, and the

@@ -32,11 +32,22 @@ import (
 // the OpenAI adapter's refusal carries too (openai.ErrRedirectRefused).
 var ErrRedirectRefused = redirect.ErrRefused
 
+// ErrTooManyRedirects is matched by errors.Is when the adapter's HTTP
+// client stopped following redirects at net/http's default limit of ten (an
+// endpoint redirecting to itself: a misconfigured proxy or load balancer).
+// The error that carries it is a *model.ProviderError with the last
+// redirect's HTTP status (3xx), which pkg/taxonomy classifies UNKNOWN, as it
+// does the refusal: no retry fixes the endpoint (found in review,
+// twenty-fifth session: it was TRANSPORT, retried and replayed for ever).
+// It is the OpenAI adapter's sentinel too (openai.ErrTooManyRedirects).
+var ErrTooManyRedirects = redirect.ErrTooManyRedirects
+
 // checkRedirect returns an http.Client CheckRedirect that refuses a
 // redirect leaving the first request's origin (scheme, host name and port;
 // so also one from https to http) with ErrRedirectRefused, and otherwise
 // applies next, the caller's CheckRedirect, or net/http's default limit of
-// ten redirects when next is nil (redirect.Guard).
+// ten redirects when next is nil, stopping with ErrTooManyRedirects
+// (redirect.Guard).
 func checkRedirect(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
 	return redirect.Guard(ProviderName, next)
 }

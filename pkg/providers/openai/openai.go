@@ -43,6 +43,9 @@
 //     some none) are one stream: the response carries the first id; an
 //     id that repeated and then changed, or went back to an earlier one,
 //     is two completions in one stream, refused (chunkIDs).
+//   - a chunk's top-level "error": null (gateways that always send the
+//     member) is no error event: it is removed before the SDK reads the
+//     chunk (nullErrorFilter).
 //   - an HTTP 400 with the code "invalid_prompt" (the provider's policy
 //     check flagged the prompt), or Azure OpenAI's "content_filter", is not thrown: it is a response with no
 //     content and ErrorCode PROHIBITED_CONTENT, as a Gemini prompt block.
@@ -63,7 +66,13 @@
 // QUOTA_EXHAUSTED, a RetryInfo a retry hint; otherwise the class comes
 // from the HTTP status. An error
 // event inside a stream is a *model.ProviderError (no HTTP status: the
-// stream had answered 200) wrapping the SDK's *ssestream.StreamError.
+// stream had answered 200) wrapping the SDK's *ssestream.StreamError; its
+// StatusCode, which the taxonomy reads, is the status the event's code
+// states or its type or code names (OpenAI's words, and Anthropic's error
+// types a gateway passes through: overloaded_error 529, api_error 500,
+// rate_limit_error 429, authentication_error 401, permission_error 403,
+// not_found_error 404, invalid_request_error 400, request_too_large 413,
+// timeout_error 504).
 //
 // The adapter's HTTP client refuses a redirect that leaves the configured
 // endpoint's origin (its scheme, host name and port, default ports filled
@@ -71,7 +80,8 @@
 // http), which would carry the bearer token there (ErrRedirectRefused, a
 // *model.ProviderError with the 3xx status, classified UNKNOWN); a
 // Config.HTTPClient's own CheckRedirect still applies to the redirects it
-// allows.
+// allows. Without one, a chain of more than ten redirects stops with
+// ErrTooManyRedirects, the same kind of error.
 //
 // No error text the adapter returns holds its configured API key (a server
 // may quote the key it refused, as a LiteLLM proxy does; a key shorter than
@@ -258,7 +268,7 @@ func (m *Model) GenerateContent(ctx context.Context, req *model.Request, stream 
 func (m *Model) stream(ctx context.Context, name string, params openai.ChatCompletionNewParams) iter.Seq2[*model.Response, error] {
 	return func(yield func(*model.Response, error) bool) {
 		var httpResp *http.Response
-		s := m.client.Chat.Completions.NewStreaming(ctx, params, option.WithResponseInto(&httpResp))
+		s := m.client.Chat.Completions.NewStreaming(ctx, params, option.WithResponseInto(&httpResp), streamBody)
 		defer func() { _ = s.Close() }()
 		var (
 			acc      openai.ChatCompletionAccumulator
@@ -631,16 +641,34 @@ func (m *Model) redact(s string) string { return model.RedactKey(s, m.cfg.APIKey
 func (m *Model) redactError(err error) error { return model.RedactKeyError(err, m.cfg.APIKey) }
 
 // streamErrorStatus is the HTTP status of an error event's type or code
-// (0: unknown, left to the rest of the error chain).
+// (0: unknown, left to the rest of the error chain): OpenAI's words, and
+// Anthropic's error types, which a gateway in front of Anthropic passes
+// through ({"type": "error", "error": {"type": "overloaded_error"}}), each
+// the status Anthropic sends it with (found in review, twenty-fifth
+// session: they were UNKNOWN, an overloaded server never retried, a
+// refused key never paged as AUTH).
 func streamErrorStatus(typ, code string) int {
 	switch {
-	case typ == "server_error" || code == "server_error":
+	case typ == "server_error" || code == "server_error" || typ == "api_error":
 		return http.StatusInternalServerError
 	case code == "insufficient_quota" || code == "rate_limit_exceeded" ||
-		typ == "rate_limit_exceeded" || typ == "requests" || typ == "tokens" || typ == "insufficient_quota":
+		typ == "rate_limit_exceeded" || typ == "requests" || typ == "tokens" || typ == "insufficient_quota" ||
+		typ == "rate_limit_error":
 		return http.StatusTooManyRequests
 	case typ == "invalid_request_error":
 		return http.StatusBadRequest
+	case typ == "overloaded_error":
+		return 529 // Anthropic's overloaded status (no net/http name)
+	case typ == "authentication_error":
+		return http.StatusUnauthorized
+	case typ == "permission_error":
+		return http.StatusForbidden
+	case typ == "not_found_error":
+		return http.StatusNotFound
+	case typ == "request_too_large":
+		return http.StatusRequestEntityTooLarge
+	case typ == "timeout_error":
+		return http.StatusGatewayTimeout
 	}
 	return 0
 }

@@ -26,3 +26,14 @@ import (
 // replayed automatically. It is the sentinel of the Gemini adapter's
 // refusal too (gemini.ErrRedirectRefused).
 var ErrRedirectRefused = redirect.ErrRefused
+
+// ErrTooManyRedirects is matched by errors.Is when the adapter's HTTP
+// client stopped following redirects at net/http's default limit of ten (an
+// endpoint redirecting to itself: a misconfigured proxy or load balancer;
+// a Config.HTTPClient's own CheckRedirect sets its own limit). The error
+// that carries it is a *model.ProviderError with the last redirect's HTTP
+// status (3xx), which pkg/taxonomy classifies UNKNOWN, as it does the
+// refusal: no retry fixes the endpoint (found in review, twenty-fifth
+// session: it was TRANSPORT, retried and replayed for ever). It is the
+// Gemini adapter's sentinel too (gemini.ErrTooManyRedirects).
+var ErrTooManyRedirects = redirect.ErrTooManyRedirects

@@ -19,6 +19,14 @@
 // Gemini adapter set no CheckRedirect, and the OpenAI SDK's own origin
 // guard refused with a plain *url.Error, classified TRANSPORT, retried and
 // replayed for ever).
+//
+// A redirect chain that reaches the limit of MaxRedirects (an endpoint
+// redirecting to itself: a misconfigured proxy or load balancer) is the
+// same kind of failure, which no retry fixes: a *model.ProviderError with
+// the last redirect's 3xx status around ErrTooManyRedirects, classified
+// UNKNOWN as the refusal is (found in review, twenty-fifth session: it was
+// a plain error, which net/http's *url.Error made TRANSPORT, retried and
+// replayed for ever).
 package redirect
 
 import (
@@ -42,11 +50,18 @@ const MaxRedirects = 10
 // HTTP status (3xx).
 var ErrRefused = errors.New("redirect refused: it would send the API key to another origin (scheme, host or port)")
 
-// Guard returns c's CheckRedirect for provider (the label of the refusal's
+// ErrTooManyRedirects is matched by errors.Is when a provider's HTTP client
+// stopped following redirects at net/http's default limit (MaxRedirects):
+// the endpoint keeps redirecting, a misconfiguration only a person can fix.
+// The error that carries it is a *model.ProviderError with the last
+// redirect's HTTP status (3xx).
+var ErrTooManyRedirects = fmt.Errorf("stopped after %d redirects", MaxRedirects)
+
+// Guard returns c's CheckRedirect for provider (the label of its errors'
 // *model.ProviderError): it refuses a redirect leaving the first request's
 // origin (SameOrigin) with Refused, and otherwise applies next, the caller's
-// own CheckRedirect, or net/http's default limit of MaxRedirects redirects
-// when next is nil.
+// own CheckRedirect, or, when next is nil, net/http's default limit of
+// MaxRedirects redirects, stopping with TooManyRedirects.
 func Guard(provider string, next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
 		if len(via) > 0 && !SameOrigin(req.URL, via[0].URL) {
@@ -56,7 +71,7 @@ func Guard(provider string, next func(*http.Request, []*http.Request) error) fun
 			return next(req, via)
 		}
 		if len(via) >= MaxRedirects {
-			return fmt.Errorf("%s: stopped after %d redirects", provider, MaxRedirects)
+			return TooManyRedirects(provider, req)
 		}
 		return nil
 	}
@@ -78,7 +93,20 @@ func Client(provider string, c *http.Client) *http.Client {
 // repeated: http.Client's *url.Error around this error names it, and the
 // adapters redact their API key from that text.
 func Refused(provider string, req *http.Request) error {
-	pe := &model.ProviderError{Provider: provider, Message: ErrRefused.Error(), Err: ErrRefused}
+	return redirectError(provider, req, ErrRefused)
+}
+
+// TooManyRedirects is the error for a redirect req beyond the limit of
+// MaxRedirects: the redirect response's status (3xx, what the taxonomy
+// reads: UNKNOWN, not retried) around ErrTooManyRedirects.
+func TooManyRedirects(provider string, req *http.Request) error {
+	return redirectError(provider, req, ErrTooManyRedirects)
+}
+
+// redirectError is a *model.ProviderError for provider around sentinel,
+// with the status of the redirect response that led to req, if any.
+func redirectError(provider string, req *http.Request, sentinel error) error {
+	pe := &model.ProviderError{Provider: provider, Message: sentinel.Error(), Err: sentinel}
 	if req != nil && req.Response != nil {
 		pe.StatusCode = req.Response.StatusCode
 		pe.Status = http.StatusText(req.Response.StatusCode)

@@ -65,8 +65,10 @@ func TestGuard(t *testing.T) {
 	for i := range via {
 		via[i] = first
 	}
-	if err := Guard("p", nil)(same, via); err == nil {
-		t.Errorf("redirect number %d: followed, want net/http's limit", MaxRedirects+1)
+	same.Response = &http.Response{StatusCode: http.StatusFound}
+	pe = nil
+	if err := Guard("p", nil)(same, via); !errors.Is(err, ErrTooManyRedirects) || !errors.As(err, &pe) || pe.StatusCode != http.StatusFound || pe.Provider != "p" {
+		t.Errorf("redirect number %d: %v (%+v), want net/http's limit: a ProviderError with status 302 around ErrTooManyRedirects", MaxRedirects+1, err, pe)
 	}
 	if c := Client("p", nil); c.CheckRedirect == nil {
 		t.Error("Client(nil) has no CheckRedirect")
