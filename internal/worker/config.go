@@ -17,12 +17,18 @@ type Config struct {
 	// Concurrency is the number of invocations run at once (default 8).
 	Concurrency int
 	// MaxDeliveries: an invocation started this often without finishing
-	// (crashes, stops, lost locks) is dead-lettered on its next delivery
-	// (default 5). Deliveries put back because the session was busy or the
-	// worker's own stores were down do not count. A request whose
-	// invocation record exists that reaches a worker without its agent is
-	// put back until its MaxDeliveries-th delivery, then refused (see
-	// Worker.unknownAgent).
+	// (crashes, stops, lost locks, a session or invocation store failing
+	// mid-run) is dead-lettered on its next delivery (default 5).
+	// Deliveries put back before a run starts (a busy session, a fleet
+	// cooldown, the worker's own stores down at the enter step) do not
+	// count, nor do runs the fleet cooldown or an idempotency store outage
+	// ended: their attempt is given back, unless the invocation store
+	// cannot take that write either (then the run counts). A run a session
+	// store error ended counts: the worker cannot tell it from a session
+	// the store refuses for its content, which would otherwise come back
+	// for ever. A request whose invocation record exists that reaches a
+	// worker without its agent is put back until its MaxDeliveries-th
+	// delivery, then refused (see Worker.unknownAgent).
 	MaxDeliveries int
 	// AckWait is the consumer's AckWait; heartbeats go every AckWait/3
 	// (default 60s). The worker follows the consumer's own AckWait when

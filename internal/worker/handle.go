@@ -110,7 +110,7 @@ func (w *Worker) afterPanic(ctx context.Context, msg jetstream.Msg, p any) {
 	if err != nil {
 		// No invocation record to keep: the bytes as they came.
 		w.forgetPanics(meta.Sequence.Stream)
-		w.deadLetterRaw(ctx, j, taxonomy.Unknown, reason)
+		w.deadLetterRaw(ctx, j, taxonomy.Unknown, reason, true)
 		return
 	}
 	j.req = req
@@ -279,7 +279,8 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		// started the invocation since it was last dead-lettered), not
 		// deliveries put back because the session was busy or the worker's
 		// own stores were down: those must never dead-letter work that has
-		// not been tried, and a replay starts a fresh count.
+		// not been tried, and a replay starts a fresh count. (Nor runs the
+		// cooldown or an idempotency store outage ended: giveBackAttempt.)
 		r := j.takeBases(rec)
 		if runs := rec.Attempts - j.attemptsBase; runs >= w.cfg.MaxDeliveries {
 			// No run recorded why it ended (a crash or kill cannot): the
@@ -417,7 +418,7 @@ func (w *Worker) finish(ctx context.Context, j *job, runner *agent.Runner, out *
 		// The cached status may not show this cooldown yet: record it, so
 		// the next messages go back before starting (not counting as runs).
 		w.cool.Observe(runner.Agent.Model.Name(), coolErr.Until)
-		w.giveBackAttempt(ctx, j)
+		w.giveBackAttempt(ctx, j, "the cooldown")
 		d := coolErr.RetryIn(time.Now())
 		j.logAt(zerolog.InfoLevel).Str("model", coolErr.Model).Dur("delay", d).Msg("model cooling down fleet-wide; Nak with delay")
 		w.deps.Metrics.message(req.Agent, "nak_cooldown")
@@ -427,6 +428,9 @@ func (w *Worker) finish(ctx context.Context, j *job, runner *agent.Runner, out *
 		// *agent.SessionError).
 		w.sessionTooLarge(ctx, j, runner, out, runErr)
 	case isInfra(runErr):
+		if idempotencyOutage(runErr) {
+			w.giveBackAttempt(ctx, j, "the idempotency store's outage")
+		}
 		w.nakInfra(j, "invocation", runErr)
 	default:
 		if w.lostLock(ctx, j) {
@@ -583,27 +587,55 @@ func degradedClass(out *agent.Outcome) (taxonomy.Class, bool) {
 	return taxonomy.Unknown, true
 }
 
-// giveBackAttempt takes a run the fleet cooldown ended out of the run
-// limit's count (found in review, eighteenth session: a request that met
+// giveBackAttempt takes a run that ended for a reason outside the request
+// (why, for the log line) out of the run limit's count: one the fleet
+// cooldown ended (found in review, eighteenth session: a request that met
 // the cooldown MaxDeliveries times in a provider outage was dead-lettered
-// UNKNOWN as a crash loop). The run was counted when it started (the enter
-// step's attempt), and the running record written here counts one more, so
-// AttemptsBase goes up by two: the limit counts the same runs as before this
-// one. A run that ended any other way (a crash, a kill, a lost lock) keeps
-// its count. Under the session lock only: with the lock lost another
-// worker may be running the invocation, and the run stays counted. A
-// failed write is logged; the run then counts, as before.
-func (w *Worker) giveBackAttempt(ctx context.Context, j *job) {
+// UNKNOWN as a crash loop), or one the idempotency layer could not answer
+// (idempotencyOutage; found in review, twenty-fifth session: a 30 s outage
+// of that store dead-lettered in-flight work the same way). The run was
+// counted when it started (the enter step's attempt), and the running
+// record written here counts one more, so AttemptsBase goes up by two: the
+// limit counts the same runs as before this one. A run that ended any other
+// way (a crash, a kill, a lost lock, a session store error) keeps its
+// count. Under the session lock only: with the lock lost another worker may
+// be running the invocation, and the run stays counted. A failed write
+// (the invocation store down too) is logged; the run then counts, as
+// before: in an outage of every store the next deliveries fail at the enter
+// step, before anything is counted, so that costs an in-flight invocation
+// the one run the outage cut short.
+func (w *Worker) giveBackAttempt(ctx context.Context, j *job, why string) {
 	if j.renewer == nil || j.renewer.Err() != nil {
 		return
 	}
 	rec := &session.Invocation{ID: j.req.InvocationID, Session: j.key, Status: session.InvocationRunning,
 		Result: runningRecord(j.replay, j.attemptsBase+2, j.budgetBase)}
 	if err := w.deps.Invocations.Transition(ctx, rec); err != nil {
-		j.logAt(zerolog.WarnLevel).Err(err).Msg("give back the attempt of a run the cooldown ended; it counts towards the run limit")
+		j.logAt(zerolog.WarnLevel).Err(err).Msgf("give back the attempt of a run %s ended; it counts towards the run limit", why)
 		return
 	}
 	j.attemptsBase += 2
+}
+
+// idempotencyOutage reports whether runErr is the idempotency layer unable
+// to answer: its store unavailable (idempotency.ErrStoreUnavailable: it
+// failed closed, the tool did not run) or another owner's claim whose wait
+// ran out (idempotency.ErrInProgress: it ends with that owner's lease).
+// Neither says anything about the request: pkg/idempotency returns errors
+// of their own, which dead-letter, for what a store can never hold (a key
+// too long, a result too large). A session store's error
+// (*agent.SessionError) is not one, even when it wraps one of these: the
+// worker cannot tell an outage from a session or event the store refuses
+// for its content (a corrupt session that never loads; an unencodable tool
+// result was one, until the twenty-fifth session), which would come back
+// for ever if it did not count, so those runs count and the run limit
+// dead-letters them (see Config.MaxDeliveries).
+func idempotencyOutage(runErr error) bool {
+	var se *agent.SessionError
+	if errors.As(runErr, &se) {
+		return false
+	}
+	return errors.Is(runErr, idempotency.ErrStoreUnavailable) || errors.Is(runErr, idempotency.ErrInProgress)
 }
 
 func (w *Worker) nakInfra(j *job, what string, err error) {

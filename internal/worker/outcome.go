@@ -176,25 +176,69 @@ func (w *Worker) deadLetter(ctx context.Context, j *job, runner *agent.Runner, o
 }
 
 // badInput dead-letters a request that can never run (BAD_INPUT) and
-// terminates the message.
+// terminates the message. A request whose invocation id has a record is not
+// answered over it (see deadLetterRaw).
 func (w *Worker) badInput(ctx context.Context, j *job, reason string) {
-	w.deadLetterRaw(ctx, j, taxonomy.BadInput, reason)
+	w.deadLetterRaw(ctx, j, taxonomy.BadInput, reason, true)
 }
 
 // deadLetterRaw dead-letters the message's bytes as they came, with the ids
-// it can read from them, publishes a failed result when it has an
-// invocation id, and terminates the message: for a request that never
-// reached a run (BAD_INPUT) or one the worker panicked on.
+// it can read from them, publishes a result when it has an invocation id,
+// and terminates the message: for a request that never reached a run
+// (BAD_INPUT) or one the worker panicked on.
 //
 // It records no failure generation of the invocation, so its entry is
 // published as received (dlq.SourceMsgID): it never takes the message id
 // of a later real failure of the same invocation id.
-func (w *Worker) deadLetterRaw(ctx context.Context, j *job, class taxonomy.Class, reason string) {
+//
+// With checkRecord, the result is the refusal only when no invocation
+// record has the id: a malformed message carrying the id of an invocation
+// the fleet ran (a producer's broken retry, or any producer that may publish
+// to an agent's subject) published "failed: rejected" over the stored
+// "completed" result (one per subject), and the producer's await reported
+// completed work as failed (found in review, twenty-fifth session). A
+// finished record's result is re-published instead if it is not the last
+// one stored (ensureResult); a running record's run publishes its own, so
+// nothing is published for the refused copy. The DLQ entry keeps the
+// refused bytes with the reason either way. A record read that fails puts
+// the message back. Without checkRecord (unknownAgent, which read the record
+// itself and decided the refusal answers the invocation) the refusal is
+// published.
+//
+// If the result's publish fails the message is put back, as on every other
+// path, instead of terminated with nobody to publish the result (found in
+// review, twenty-fifth session: the producer waited for ever). The
+// redelivery's DLQ publish is a duplicate of the same entry (dropped by its
+// message id within the DLQ's duplicate window, and not counted again by
+// this worker: countEntry); it publishes the result and terminates.
+func (w *Worker) deadLetterRaw(ctx context.Context, j *job, class taxonomy.Class, reason string, checkRecord bool) {
+	id, _ := peekIDs(j.msg.Data())
+	var rec *session.Invocation
+	if id != "" && checkRecord {
+		// Read before the DLQ publish: a store outage then puts the message
+		// back with nothing published.
+		var err error
+		rec, err = w.deps.Invocations.Get(ctx, id)
+		switch {
+		case errors.Is(err, session.ErrInvocationNotFound):
+			rec = nil
+		case err != nil:
+			w.nakInfra(j, "read the invocation record of a refused request", err)
+			return
+		}
+	}
 	e, ok := w.publishRaw(ctx, j, class, reason, false)
 	if !ok {
 		return
 	}
-	if id, _ := peekIDs(j.msg.Data()); id != "" {
+	switch {
+	case id == "":
+	case rec != nil:
+		if err := w.answerFromRecord(ctx, rec); err != nil {
+			w.nakInfra(j, "re-publish the result of a refused request's invocation", err)
+			return
+		}
+	default:
 		res := &envelope.Result{V: envelope.Version, InvocationID: id, Status: envelope.StatusFailed,
 			ErrorClass: string(class), UserMessage: "The request was rejected: " + reason, Attempts: j.delivered}
 		if class != taxonomy.BadInput {
@@ -202,10 +246,26 @@ func (w *Worker) deadLetterRaw(ctx context.Context, j *job, class taxonomy.Class
 			res.Status, res.UserMessage = envelope.StatusDeadLettered, MsgFailed
 		}
 		if err := w.publishResult(ctx, res, -1); err != nil {
-			w.log.Warn().Err(err).Msg("publish the dead letter's result")
+			w.nakInfra(j, "publish the dead letter's result", err)
+			return
 		}
 	}
 	w.termRaw(j, e, class, reason)
+}
+
+// answerFromRecord re-publishes a finished invocation's recorded result
+// unless it is the last one stored (ensureResult); a running invocation's
+// run publishes its own, and a record without a readable result has none to
+// publish.
+func (w *Worker) answerFromRecord(ctx context.Context, rec *session.Invocation) error {
+	if !rec.Status.Terminal() {
+		return nil
+	}
+	r, err := DecodeRecord(rec)
+	if err != nil || r.Result == nil {
+		return nil
+	}
+	return w.ensureResult(ctx, r.Result, r.ReplayCount)
 }
 
 // publishRaw publishes the DLQ entry of the message's bytes as they came,

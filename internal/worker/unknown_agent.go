@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/agentfleet/agentfleet/pkg/agent/session"
+	"github.com/agentfleet/agentfleet/pkg/taxonomy"
 )
 
 // unknownAgent handles a request for an agent this worker does not run. The
@@ -46,7 +47,8 @@ func (w *Worker) unknownAgent(ctx context.Context, j *job) {
 	rec, err := w.deps.Invocations.Get(ctx, req.InvocationID)
 	switch {
 	case errors.Is(err, session.ErrInvocationNotFound):
-		w.badInput(ctx, j, refusal)
+		// The record was just read: the refusal answers (no second read).
+		w.deadLetterRaw(ctx, j, taxonomy.BadInput, refusal, false)
 		return
 	case err != nil:
 		w.nakInfra(j, "read the record of a request for an agent this worker does not run", err)
@@ -105,6 +107,8 @@ func (w *Worker) unknownAgent(ctx context.Context, j *job) {
 		return
 	}
 	w.noAgent.forget(j.meta.Sequence.Stream)
-	w.badInput(ctx, j, fmt.Sprintf("%s: this worker was given it %d times and no worker that runs the agent took it, though its invocation record (%s) shows the fleet ran it",
-		refusal, w.cfg.MaxDeliveries, rec.Status))
+	// Refused over the record, deliberately: nobody will run it here, and
+	// its producer is told so (deadLetterRaw without the record check).
+	w.deadLetterRaw(ctx, j, taxonomy.BadInput, fmt.Sprintf("%s: this worker was given it %d times and no worker that runs the agent took it, though its invocation record (%s) shows the fleet ran it",
+		refusal, w.cfg.MaxDeliveries, rec.Status), false)
 }
