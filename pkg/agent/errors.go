@@ -39,7 +39,11 @@ func (e *ModelError) Error() string {
 func (e *ModelError) Unwrap() error { return e.Err }
 
 // ToolError ends an invocation whose tool failed and no on-tool-error
-// callback turned the failure into a map (escalation).
+// callback turned the failure into a map (escalation). It also ends one
+// whose call answered with a result, or recorded a state change, that does
+// not encode as JSON (NaN, ±Inf, a channel, a func): a bug in the tool,
+// not an outage of the session store, which could not store it; Err then
+// names the member and wraps encoding/json's error.
 type ToolError struct {
 	Agent  string // Agent is the agent's name.
 	Tool   string // Tool is the tool's name.

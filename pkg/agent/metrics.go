@@ -18,7 +18,8 @@ const (
 // nothing.
 type Metrics struct {
 	// ToolCalls counts tool calls by agent, tool and outcome (ok, error_map,
-	// escalated, bad_arguments, unknown).
+	// escalated, bad_arguments, bad_result: a result that does not encode
+	// as JSON, unknown).
 	ToolCalls *prometheus.CounterVec
 	// ToolErrors counts Go errors and panics returned by tools, by agent,
 	// tool and kind (error, panic).

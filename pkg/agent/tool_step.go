@@ -232,17 +232,32 @@ func (inv *invocation) runTool(ctx context.Context, fc *model.FunctionCall) tool
 			result = m
 		}
 	}
-	if tool.IsErrorMap(result) {
-		inv.r.Metrics.toolCall(name, fc.Name, "error_map")
-	} else {
-		inv.r.Metrics.toolCall(name, fc.Name, "ok")
-	}
 	if failed {
 		res.response = sanitizeFallback(result)
 	} else {
 		res.response = tool.Sanitize(result)
 	}
 	res.actions = tc.Actions()
+	if err := checkCallJSON(res.response, res.actions.StateDelta); err != nil {
+		// What the session would store does not encode as JSON (a NaN,
+		// a channel): the store's append would fail, and the worker
+		// would file that as its own infrastructure down (a
+		// *SessionError: Nak, redeliver, run the tool again, until a
+		// crash-loop dead letter). It is the tool's bug, which no retry
+		// by the model fixes: the call escalates as a *ToolError (one
+		// dead letter naming the tool and the member), as an idempotency
+		// wrapper's "encode result" error does. The other calls' results
+		// are kept (runTools). Found in review, twenty-fifth session.
+		inv.r.Metrics.toolCall(name, fc.Name, "bad_result")
+		inv.logAt(zerolog.ErrorLevel).Str("tool", fc.Name).Err(err).
+			Msg("tool call's result does not encode as JSON; the invocation ends")
+		return toolResult{call: fc, err: &ToolError{Agent: name, Tool: fc.Name, CallID: fc.ID, Err: err}}
+	}
+	if tool.IsErrorMap(result) {
+		inv.r.Metrics.toolCall(name, fc.Name, "error_map")
+	} else {
+		inv.r.Metrics.toolCall(name, fc.Name, "ok")
+	}
 	return res
 }
 

@@ -1,0 +1,50 @@
+package agent
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+	"time"
+)
+
+// jsonProblem must agree with json.Marshal, the session stores' encoding:
+// it fails exactly when json.Marshal does (found in review, twenty-fifth
+// session).
+func TestJSONProblemAgreesWithMarshal(t *testing.T) {
+	cyclic := map[string]any{}
+	cyclic["self"] = cyclic
+	deep := any("leaf")
+	for range 3 * maxJSONWalk {
+		deep = map[string]any{"d": []any{deep}}
+	}
+	values := []any{
+		nil, "s", true, 1, int64(-3), uint8(7), 1.5, float32(2), math.NaN(), math.Inf(1), float32(math.Inf(-1)),
+		[]string{"a"}, map[string]string{"a": "b"}, []map[string]any{{"x": math.NaN()}},
+		map[string]any{"a": []any{1, map[string]any{"b": math.NaN()}}}, make(chan int), func() {},
+		time.Unix(0, 0), time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), struct{ C chan int }{}, cyclic, deep,
+		map[int]any{1: math.NaN()}, []byte("x"), complex(1, 2),
+	}
+	for _, n := range []string{"", "0", "-0", "1", "-", "01", "1.", ".5", "1.5", "1e5", "1E+5", "1e-05", "1e", "1e+",
+		"12.5e3", "-12.5E-3", " 1", "1 ", "+1", "0x10", "Inf", "NaN", "1_0", "1.5.5", "1e5e5", "00", "-01.0"} {
+		values = append(values, json.Number(n))
+	}
+	for _, v := range values {
+		_, want := json.Marshal(v)
+		_, got := jsonProblem(v, 0)
+		if (got == nil) != (want == nil) {
+			t.Errorf("jsonProblem(%#v) = %v, json.Marshal says %v", v, got, want)
+		}
+	}
+}
+
+func FuzzJSONProblemNumber(f *testing.F) {
+	for _, s := range []string{"0", "-1.5e3", "1.", "01", "1e+"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		_, want := json.Marshal(json.Number(s))
+		if _, got := jsonProblem(json.Number(s), 0); (got == nil) != (want == nil) {
+			t.Errorf("jsonProblem(json.Number(%q)) = %v, json.Marshal says %v", s, got, want)
+		}
+	})
+}
