@@ -175,6 +175,12 @@ func StartEmbedded(cfg config.Embedded, log zerolog.Logger) (*Embedded, error) {
 // checks that it answers. A URL that can never connect
 // (config.CheckRedisURL) is an error matching ErrBadConfig.
 //
+// A Sentinel URL (config.ParseRedisURL: the query sets master_name) gives
+// go-redis's failover client, which asks the Sentinels for the current
+// primary and follows a failover; redis.username, redis.password and
+// redis.tls are the primary's as for one server (TLS the Sentinels' too),
+// and the Sentinels' credentials are the URL's user info.
+//
 // The client does not retry commands itself (go-redis's MaxRetries is -1
 // unless the URL sets a positive max_retries): go-redis would send a command again
 // after a reset connection even when Redis had applied it, and a script
@@ -183,41 +189,10 @@ func StartEmbedded(cfg config.Embedded, log zerolog.Logger) (*Embedded, error) {
 // worker's own layer retries: the message goes back with a delay and the
 // records decide what still has to run.
 func ConnectRedis(ctx context.Context, cfg config.Redis) (*redis.Client, error) {
-	// A URL that can never connect is bad configuration (exit 2), not a
-	// failure a restart may fix (found in review, eighteenth session).
-	if err := config.CheckRedisURL(cfg.URL); err != nil {
-		return nil, fmt.Errorf("%w: redis.url: %w", ErrBadConfig, err)
-	}
-	opts, err := redis.ParseURL(cfg.URL)
+	c, err := newRedisClient(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("redis: url %s: %w", config.RedactURL(cfg.URL), config.RedactConnectError(err, cfg.URL))
+		return nil, err
 	}
-	if opts.MaxRetries <= 0 {
-		// Not set, or max_retries=0 (which go-redis would read as its
-		// default of 3): no retries. Only an explicit positive max_retries
-		// turns them on.
-		opts.MaxRetries = -1
-	}
-	if cfg.Username != "" {
-		opts.Username = cfg.Username
-	}
-	if cfg.Password != "" {
-		opts.Password = cfg.Password
-	}
-	if cfg.TLS.Enabled || cfg.TLS.CAFile != "" || cfg.TLS.CertFile != "" || cfg.TLS.KeyFile != "" {
-		// A file that cannot be used fails every start the same way: bad
-		// configuration (exit 2), naming the key (found in review,
-		// twentieth session: exit 1, "tls: ca file: ...").
-		if err := cfg.TLS.CheckFiles("redis.tls"); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
-		}
-		tc, err := tlsConfig(cfg.TLS)
-		if err != nil {
-			return nil, fmt.Errorf("%w: redis.tls: %w", ErrBadConfig, err)
-		}
-		opts.TLSConfig = tc
-	}
-	c := redis.NewClient(opts)
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := c.Ping(pctx).Err(); err != nil {
@@ -225,6 +200,66 @@ func ConnectRedis(ctx context.Context, cfg config.Redis) (*redis.Client, error) 
 		return nil, fmt.Errorf("redis: %s does not answer: %w", config.RedactURL(cfg.URL), err)
 	}
 	return c, nil
+}
+
+// newRedisClient is ConnectRedis without the check that the client
+// answers: one server's client, or a Sentinel URL's failover client.
+func newRedisClient(cfg config.Redis) (*redis.Client, error) {
+	// A URL that can never connect is bad configuration (exit 2), not a
+	// failure a restart may fix (found in review, eighteenth session).
+	opts, failover, err := config.ParseRedisURL(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: redis.url: %w", ErrBadConfig, err)
+	}
+	var tc *tls.Config
+	if cfg.TLS.Enabled || cfg.TLS.CAFile != "" || cfg.TLS.CertFile != "" || cfg.TLS.KeyFile != "" {
+		// A file that cannot be used fails every start the same way: bad
+		// configuration (exit 2), naming the key (found in review,
+		// twentieth session: exit 1, "tls: ca file: ...").
+		if err := cfg.TLS.CheckFiles("redis.tls"); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
+		}
+		if tc, err = tlsConfig(cfg.TLS); err != nil {
+			return nil, fmt.Errorf("%w: redis.tls: %w", ErrBadConfig, err)
+		}
+	}
+	if failover != nil {
+		// Found in review, twenty-fifth session: the README's Sentinel
+		// deployment could not be configured (redis.ParseURL refused
+		// master_name), so workers never followed a failover.
+		failover.MaxRetries = noRetries(failover.MaxRetries)
+		if cfg.Username != "" {
+			failover.Username = cfg.Username
+		}
+		if cfg.Password != "" {
+			failover.Password = cfg.Password
+		}
+		if tc != nil {
+			failover.TLSConfig = tc
+		}
+		return redis.NewFailoverClient(failover), nil
+	}
+	opts.MaxRetries = noRetries(opts.MaxRetries)
+	if cfg.Username != "" {
+		opts.Username = cfg.Username
+	}
+	if cfg.Password != "" {
+		opts.Password = cfg.Password
+	}
+	if tc != nil {
+		opts.TLSConfig = tc
+	}
+	return redis.NewClient(opts), nil
+}
+
+// noRetries returns the MaxRetries for a URL's max_retries: -1 (none) when
+// it is not set or is max_retries=0 (which go-redis would read as its
+// default of 3). Only an explicit positive max_retries turns them on.
+func noRetries(maxRetries int) int {
+	if maxRetries <= 0 {
+		return -1
+	}
+	return maxRetries
 }
 
 // StoreClient returns the client the stores use on c: c's auto-pipeliner

@@ -221,6 +221,9 @@ func Connect(ctx context.Context, cfg config.Worker, log zerolog.Logger) (*Infra
 			log.Warn().Str("stream", a.Config.Name).Int("replicas", a.KeptReplicas).Int("configured", inf.Streams.WithDefaults().Replicas).
 				Msg("stream has more replicas than streams.replicas; kept them (lower them by hand, nats stream edit, if that is meant)")
 		}
+		if a.KeptMaxAge {
+			warnKeptMaxAge(log, inf.Streams, a.Config)
+		}
 	}
 	st, err := OpenStores(ctx, cfg, js, rdb)
 	if err != nil {
@@ -437,6 +440,38 @@ func warnLongerBucket(log zerolog.Logger, bucket string, maxAge, configured time
 	}
 	log.Warn().Str("bucket", bucket).Dur("bucket_max_age", maxAge).Dur("configured", configured).
 		Msg("the bucket keeps records longer than idempotency.retention and workers never lower it; to shorten it, edit it by hand (nats stream edit KV_" + bucket + ")")
+}
+
+// warnKeptMaxAge logs a stream (the results or the DLQ stream) whose
+// longer or unlimited max age streams.Ensure kept (live, the configuration
+// it has now) where sc asks for a shorter one: workers never shorten it,
+// so an operator who lowered streams.results_max_age or
+// streams.dlq_max_age is told that the setting was not applied, and how
+// to apply it by hand (found in review, twenty-fifth session: only kept
+// replicas were logged).
+func warnKeptMaxAge(log zerolog.Logger, sc streams.Config, live jetstream.StreamConfig) {
+	sc = sc.WithDefaults()
+	key, configured := "streams.results_max_age", sc.ResultsMaxAge
+	if live.Name == sc.DLQStream {
+		key, configured = "streams.dlq_max_age", sc.DLQMaxAge
+	}
+	keeps := "entries for " + maxAgeArg(live.MaxAge)
+	if live.MaxAge == 0 {
+		keeps = "entries forever (max age 0)"
+	}
+	log.Warn().Str("stream", live.Name).Dur("stream_max_age", live.MaxAge).Dur("configured", configured).
+		Msg(fmt.Sprintf("the stream keeps %s, longer than %s %s, and workers never shorten it; to shorten it, "+
+			"set %s in every process's configuration first, then edit it by hand (nats stream edit %s --max-age %s)",
+			keeps, key, maxAgeArg(configured), key, live.Name, maxAgeArg(configured)))
+}
+
+// maxAgeArg formats d for nats stream edit --max-age: whole hours as
+// "336h", any other duration as time.Duration prints it.
+func maxAgeArg(d time.Duration) string {
+	if d > 0 && d%time.Hour == 0 {
+		return fmt.Sprintf("%dh", d/time.Hour)
+	}
+	return d.String()
 }
 
 // checkLiveDLQ is idempotency.ValidateRetention of the records' retention

@@ -191,15 +191,28 @@ func withToolFaults(cfg config.Worker, orders support.Orders) support.Orders {
 // NATS KV stores need no id: they live on the JetStream of the consumer
 // itself. A Redis URL that does not parse names no stores (Validate
 // refuses it first).
+//
+// A Sentinel URL (config.ParseRedisURL) names the same stores as a URL of
+// its primary with the same db: the stores are the data, which the id
+// follows through a failover, not the addresses the client finds it by.
+// So a fleet may move from the primary's address to its Sentinels, or
+// change its list of Sentinels, one worker at a time; another Redis server
+// behind them has another id and is refused as before.
 func StoresIdentity(cfg config.Worker) string {
 	if cfg.Redis.URL == "" {
 		return "nats-kv"
 	}
-	opts, err := redis.ParseURL(cfg.Redis.URL)
+	opts, failover, err := config.ParseRedisURL(cfg.Redis.URL)
 	if err != nil {
 		return ""
 	}
-	return fmt.Sprintf("redis db=%d prefix=%s", opts.DB, cfg.Redis.Prefix)
+	var db int
+	if failover != nil {
+		db = failover.DB
+	} else {
+		db = opts.DB
+	}
+	return fmt.Sprintf("redis db=%d prefix=%s", db, cfg.Redis.Prefix)
 }
 
 // RedisStoresIdentity is StoresIdentity of a worker on Redis with the id

@@ -177,6 +177,11 @@ func setValue(v reflect.Value, s string) error {
 // dropped. The exception is an '@' only in a non-NATS URL's query or
 // fragment after a path (redis://host:6379/0?client_name=svc@team): the
 // host is kept and the query or fragment hidden.
+//
+// A query option whose name holds "password" (go-redis's Sentinel form
+// takes the primary's password as password=, ParseRedisURL) loses its
+// value, and with it whatever follows up to the next option (a password
+// holding '&' or '#' goes on there): redactQuerySecrets.
 func RedactURL(s string) string {
 	// The scheme is the first server's: in "h1:4222,nats://u:p@h2" the
 	// first "://" is the second server's (found in review, twenty-fourth
@@ -191,6 +196,12 @@ func RedactURL(s string) string {
 		}
 		return strings.Join(parts, ",")
 	}
+	return redactQuerySecrets(redactUserInfo(s, hasScheme))
+}
+
+// redactUserInfo is RedactURL's redaction of the user info of s, one URL
+// (hasScheme: s has a "://").
+func redactUserInfo(s string, hasScheme bool) string {
 	if !hasScheme {
 		// No scheme: nats.go prefixes "nats://", so "TOKEN@host:4222" is a
 		// token. url.Parse would read it as a path (or fail on the port).
@@ -238,6 +249,87 @@ func RedactURL(s string) string {
 		u.User = url.User(redacted)
 	}
 	return u.String()
+}
+
+// querySecrets returns where the values of s's secret query options lie,
+// as [start, end) pairs: an option whose name (%-decoded, as go-redis reads
+// it) holds "password", in any case, after a '?' or '&', its value running
+// from its '=' to the next "&<name>=" (a name of letters, digits and '_')
+// or to the end, '#' included: a password holding an unescaped '&' or '#'
+// is cut there by url.Parse, and its rest must not show as an option name
+// or a fragment.
+func querySecrets(s string) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(s); i++ {
+		if s[i] != '?' && s[i] != '&' {
+			continue
+		}
+		eq := strings.IndexAny(s[i+1:], "=&#?")
+		if eq < 0 || s[i+1+eq] != '=' {
+			continue
+		}
+		name := s[i+1 : i+1+eq]
+		if d, err := url.QueryUnescape(name); err == nil {
+			name = d
+		}
+		if !strings.Contains(strings.ToLower(name), "password") {
+			continue
+		}
+		start := i + 1 + eq + 1
+		end := len(s)
+		if m := nextOptionRE.FindStringIndex(s[start:]); m != nil {
+			end = start + m[0]
+		}
+		out = append(out, [2]int{start, end})
+		i = end - 1
+	}
+	return out
+}
+
+// nextOptionRE matches the start of a query option: "&name=".
+var nextOptionRE = regexp.MustCompile(`&[A-Za-z0-9_]+=`)
+
+// redactQuerySecrets replaces the values of s's secret query options
+// (querySecrets) with REDACTED.
+func redactQuerySecrets(s string) string {
+	secrets := querySecrets(s)
+	for k := len(secrets) - 1; k >= 0; k-- {
+		if secrets[k][1] > secrets[k][0] {
+			s = s[:secrets[k][0]] + redacted + s[secrets[k][1]:]
+		}
+	}
+	return s
+}
+
+// redactQueryError returns err without any piece of raw's secret query
+// options' values (querySecrets, split at '&', '#' and '?', as go-redis
+// may name one as an unknown option), decoded or not; pieces shorter than
+// three characters are left alone, as RedactConnectError leaves them.
+func redactQueryError(err error, raw string) error {
+	if err == nil {
+		return nil
+	}
+	var pieces []string
+	for _, sec := range querySecrets(raw) {
+		for _, p := range strings.FieldsFunc(raw[sec[0]:sec[1]], func(r rune) bool { return strings.ContainsRune("&#?", r) }) {
+			pieces = append(pieces, p)
+			if d, err := url.QueryUnescape(p); err == nil && d != p {
+				pieces = append(pieces, d)
+			}
+		}
+	}
+	sort.Slice(pieces, func(i, j int) bool { return len(pieces[i]) > len(pieces[j]) })
+	msg := err.Error()
+	out := msg
+	for _, p := range pieces {
+		if len(p) >= 3 {
+			out = strings.ReplaceAll(out, p, redacted)
+		}
+	}
+	if out == msg {
+		return err
+	}
+	return &redactedError{msg: out, err: err}
 }
 
 // plainHost reports whether u's host reads as a host and an optional

@@ -85,25 +85,88 @@ func foreignScheme(scheme string) bool {
 }
 
 // CheckRedisURL reports why s (redis.url) can never connect: go-redis
-// cannot parse it (redis.ParseURL: no or another scheme than redis, rediss
-// or unix, a typo in the port, an unknown option), or its port is outside
-// 1 to 65535. As for CheckNATSURL, that is bad configuration, not a Redis
-// that is down. The URL in the error is redacted.
+// cannot parse it (ParseRedisURL: no or another scheme than redis, rediss
+// or unix, a typo in the port, an unknown option), a port is outside 1 to
+// 65535, or a Sentinel URL names no primary or asks for routing the
+// worker's client cannot do. As for CheckNATSURL, that is bad
+// configuration, not a Redis that is down. The URL in the error is
+// redacted.
 func CheckRedisURL(s string) error {
-	opts, err := redis.ParseURL(s)
-	if err != nil {
-		return fmt.Errorf("%s: %w", RedactURL(s), RedactConnectError(err, s))
+	_, _, err := ParseRedisURL(s)
+	return err
+}
+
+// ParseRedisURL parses s (redis.url) as the worker's client reads it, and
+// reports what CheckRedisURL reports. A URL whose query sets master_name
+// is go-redis's Sentinel form (redis.ParseFailoverURL), returned as
+// failover: its host and every addr= option are Sentinels (redis://
+// s1:26379/0?master_name=mymaster&addr=s2:26379&addr=s3:26379), its user
+// info is the Sentinels' credentials, and username= and password= options
+// are the primary's (redis.username and redis.password set those too);
+// the client asks the Sentinels for the current primary, again after a
+// failover. Any other URL is one server (redis.ParseURL), returned as
+// single. Exactly one of the two is non-nil when err is nil.
+//
+// A Sentinel URL must name the primary (a non-empty master_name), and may
+// not set route_by_latency or route_randomly (go-redis's failover client
+// panics on them: they need a cluster client) nor replica_only (every
+// command would go to a replica, which refuses the stores' writes).
+func ParseRedisURL(s string) (single *redis.Options, failover *redis.FailoverOptions, err error) {
+	bad := func(err error) error {
+		return fmt.Errorf("%s: %w", RedactURL(s), redactQueryError(RedactConnectError(err, s), s))
 	}
-	if opts.Network == "tcp" {
-		_, port, err := net.SplitHostPort(opts.Addr)
+	if !sentinelURL(s) {
+		opts, err := redis.ParseURL(s)
+		if err != nil {
+			return nil, nil, bad(err)
+		}
+		if opts.Network == "tcp" {
+			_, port, err := net.SplitHostPort(opts.Addr)
+			if err == nil {
+				err = checkPort(port)
+			}
+			if err != nil {
+				return nil, nil, bad(err)
+			}
+		}
+		return opts, nil, nil
+	}
+	fo, err := redis.ParseFailoverURL(s)
+	if err != nil {
+		return nil, nil, bad(err)
+	}
+	var errs []error
+	if fo.MasterName == "" {
+		errs = append(errs, errors.New("master_name is empty: name the primary the Sentinels monitor"))
+	}
+	if fo.RouteByLatency || fo.RouteRandomly {
+		errs = append(errs, errors.New("route_by_latency and route_randomly need a Redis Cluster client, which the fleet does not use"))
+	}
+	if fo.ReplicaOnly {
+		errs = append(errs, errors.New("replica_only sends every command to a replica, which refuses the stores' writes"))
+	}
+	for _, addr := range fo.SentinelAddrs {
+		_, port, err := net.SplitHostPort(addr)
 		if err == nil {
 			err = checkPort(port)
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", RedactURL(s), err)
+			errs = append(errs, fmt.Errorf("sentinel: %w", err))
+			break
 		}
 	}
-	return nil
+	if len(errs) > 0 {
+		return nil, nil, bad(errors.Join(errs...))
+	}
+	return nil, fo, nil
+}
+
+// sentinelURL reports whether s is go-redis's Sentinel URL form: a URL
+// whose query sets master_name (even to nothing, which ParseRedisURL
+// refuses). One that does not parse is not: redis.ParseURL reports it.
+func sentinelURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && u.Query().Has("master_name")
 }
 
 // checkPort reports a port that is named (not empty) and is not a number

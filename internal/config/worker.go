@@ -81,7 +81,7 @@ func (e Embedded) WithDefaults() Embedded {
 
 // Redis is how to reach Redis.
 type Redis struct {
-	URL      string `yaml:"url"`      // URL is the Redis URL ("" means NATS KV stores).
+	URL      string `yaml:"url"`      // URL is the Redis URL, one server or Sentinel (ParseRedisURL; "" means NATS KV stores).
 	Username string `yaml:"username"` // Username overrides the URL's user name when set.
 	Password string `yaml:"password"` // Password overrides the URL's password when set.
 	TLS      TLS    `yaml:"tls"`      // TLS configures TLS to Redis.
