@@ -304,6 +304,7 @@ func (r *Running) Wait() error {
 // HTTP server and releases the connections.
 func StartWorker(ctx context.Context, cfg config.Worker, getenv func(string) string, logOut io.Writer) (_ *Running, err error) {
 	log := NewLogger(logOut, cfg.LogLevel).With().Str("worker", cfg.Worker.Name).Logger()
+	RouteRedisLogs(log)
 	mode := "external"
 	if cfg.Embedded.Enabled {
 		mode = "embedded"

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/agentfleet/agentfleet/internal/app"
 	"github.com/agentfleet/agentfleet/internal/cliflag"
 	"io"
 
@@ -110,6 +111,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 	}
 	c := &cmdCtx{env: env, cfg: cfg, opts: o, fs: fs,
 		log: zerolog.New(env.Stderr).Level(logLevel(cfg.LogLevel)).With().Timestamp().Str("component", "dlq-replayer").Logger()}
+	app.RouteRedisLogs(c.log)
 	err = cmd.run(ctx, c, pos)
 	if ctx.Err() != nil {
 		err = interrupted(err)
