@@ -167,8 +167,14 @@ func (c *call) claim(ctx context.Context, req ClaimRequest) (Claim, error) {
 			// This call's own claim (its token is drawn per call): a client
 			// that resent the claim after losing its reply (Redis with
 			// retries on) finds the first send's record. Found in review,
-			// twenty-fifth session: the wrapper waited on itself.
+			// twenty-fifth session: the wrapper waited on itself. A record
+			// of more than one owner means that first send took over an
+			// expired lease: reclaimed, as its own answer would have said
+			// (found in review of that fix).
 			cl.Outcome = OutcomeAcquired
+			if cl.Record.Attempts > 1 {
+				cl.Outcome = OutcomeReclaimed
+			}
 		}
 		if cl.Outcome != OutcomeInProgress || !sawInProgress {
 			// Count each call's first in-progress answer once, not every poll.

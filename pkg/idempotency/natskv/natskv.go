@@ -202,8 +202,20 @@ func (s *Store) Claim(ctx context.Context, req idempotency.ClaimRequest) (idempo
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.OpTimeout)
 	defer cancel()
 	var index indexWrite
+	conflicted := false
 	for range maxConflicts {
-		cur, err := s.get(ctx, "claim", kvKey)
+		// After a conflict the record is read through the leader: a
+		// replica that has not applied the winning write would answer
+		// "absent" (or the old record) on every try (found in review of
+		// this session's index fix, twenty-fifth session).
+		var cur *entry
+		if conflicted {
+			e, gerr := kvbucket.LeaderGet(ctx, s.js, s.cfg.Bucket, kvKey)
+			cur, err = decodeEntry("claim", kvKey, e, gerr)
+		} else {
+			cur, err = s.get(ctx, "claim", kvKey)
+		}
+		conflicted = true // every path that goes round again is a conflict
 		if err != nil {
 			return idempotency.Claim{}, err
 		}
