@@ -28,9 +28,14 @@ const minRead = 4 << 10
 
 // maxLine is the longest line NewReader holds to edit whole: the rest of a
 // longer one is passed on unedited as it comes, so a line without an end
-// (a broken server) costs no more memory than this; the SDK's own reader
-// then refuses it as it would without the editor.
-var maxLine = 16 << 20
+// (a broken server) costs no more memory than this. It is above the
+// longest line the SDKs' own readers take (genai's 256 MiB, openai-go's 32
+// MiB), so every line they would read is edited (found in review of this
+// session's fix, twenty-fifth session: at 16 MiB a chunk carrying a large
+// image passed unedited and the Gemini filter dropped the blank line that
+// ends its event), and one passed on raw is refused by them as it would
+// be without the editor.
+var maxLine = 257 << 20
 
 // NewReader returns rc's bytes with every line replaced by what edit returns
 // for it. The last line of a stream that ends (io.EOF) without a terminator
