@@ -49,9 +49,11 @@ type ExecOptions struct {
 	Metrics *Metrics
 	// Now is the clock (default time.Now).
 	Now func() time.Time
-	// StalePlan says the plan was read before a wait of unknown length (a
-	// confirmation prompt): every replay first checks that its entry is
-	// still in the stream, however young the plan (exec.planMayBeStale).
+	// StalePlan says entries may have left the stream after the plan was
+	// read and before Execute (replay sets it when its stream lost
+	// messages while its confirmation prompt waited): every replay first
+	// checks that its entry is still in the stream, however young the
+	// plan (exec.planMayBeStale).
 	StalePlan bool
 
 	// afterPublish, in tests, runs after a replay's PubAck and before its
@@ -480,12 +482,15 @@ func (x *exec) replay(ctx context.Context, p Planned) error {
 // halved the bulk replay's speed (found in review, eighteenth session:
 // 0.30 of a bare publish against the 0.5 goal; 0.64 without it).
 //
-// A plan read before a confirmation prompt (ExecOptions.StalePlan) may be
-// stale however young: while the prompt waited another engineer may have
-// purged or parked its entries, which leaves no replay for the duplicate
-// window to drop (found in review, twenty-fifth session: a replay
-// confirmed after a purge republished the purged entries). Only
-// interactive runs pay the look-up.
+// A plan read before a confirmation prompt may be stale however young:
+// while the prompt waited another engineer may have purged or parked its
+// entries, which leaves no replay for the duplicate window to drop (found
+// in review, twenty-fifth session: a replay confirmed after a purge
+// republished the purged entries). replay decides that once, from the
+// stream's state before the plan and after the prompt
+// (streamMark.nothingRemovedSince), and sets ExecOptions.StalePlan only
+// when the stream lost messages meanwhile: only then does every replay
+// pay the look-up.
 func (x *exec) planMayBeStale(p Planned) bool {
 	if x.opts.StalePlan || p.at.IsZero() || x.f.reqDups <= 0 {
 		return true

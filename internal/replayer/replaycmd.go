@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"text/tabwriter"
+	"time"
 
 	"github.com/agentfleet/agentfleet/pkg/dlq"
 	"github.com/agentfleet/agentfleet/pkg/taxonomy"
@@ -108,6 +109,14 @@ func runReplay(ctx context.Context, c *cmdCtx, pos []string) error {
 		}
 		src = f.Parked.view(f)
 	}
+	// What the stream holds before the plan is read: a run confirmed at
+	// its prompt compares it with what it holds once confirmed
+	// (StalePlan). Not needed when no prompt can wait.
+	var before streamMark
+	var beforeErr error
+	if !o.dryRun && !o.yes {
+		before, beforeErr = markStream(ctx, src)
+	}
 	plan, err := Plan(ctx, src, sel)
 	if err != nil {
 		return err
@@ -127,6 +136,18 @@ func runReplay(ctx context.Context, c *cmdCtx, pos []string) error {
 	} else if err := confirm(ctx, c.env, "replay", n.replay+n.park, c.cfg.Replay.ConfirmAbove, o.yes); err != nil {
 		return err
 	}
+	// A plan confirmed at a prompt may be stale: another engineer may
+	// have purged, parked or replayed its entries while it waited. One
+	// look at the stream decides it for the whole plan: with nothing
+	// removed since the plan was read, the plan is as fresh as its age
+	// and its replays read no entry back (found in review of this
+	// session's fix, twenty-fifth session: every prompted replay read each
+	// entry back, the look-up that halved the bulk replay's speed).
+	stale := false
+	if n.replay+n.park > 0 && confirmAsks(n.replay+n.park, c.cfg.Replay.ConfirmAbove, o.yes) {
+		after, err := markStream(ctx, src)
+		stale = beforeErr != nil || err != nil || !after.nothingRemovedSince(before)
+	}
 	if n.park > 0 {
 		if err := f.EnsureForWrites(ctx); err != nil {
 			return err
@@ -138,12 +159,40 @@ func runReplay(ctx context.Context, c *cmdCtx, pos []string) error {
 		ResultTimeout: c.cfg.Replay.ResultTimeout, HaltRatio: c.cfg.Replay.HaltRatio, HaltMinResults: c.cfg.Replay.HaltMinResults,
 		CooldownPoll: c.cfg.Replay.CooldownPoll, Progress: c.env.Stderr, Terminal: c.env.Terminal(c.env.Stderr),
 		Summary: sum, Now: c.env.Now,
-		// A plan confirmed at a prompt may be stale: another engineer may
-		// have purged, parked or replayed its entries while it waited.
-		StalePlan: n.replay+n.park > 0 && confirmAsks(n.replay+n.park, c.cfg.Replay.ConfirmAbove, o.yes),
+		StalePlan: stale,
 	})
 	sum.Write(c.env.Stdout, o.asJSON)
 	return err
+}
+
+// streamMark is what a stream's info says of the entries it holds at one
+// moment: its creation time, last sequence and message count.
+type streamMark struct {
+	created time.Time
+	lastSeq uint64
+	msgs    uint64
+}
+
+// markStream reads the streamMark of f's DLQ stream (the parked stream of
+// a Parked view): one stream info request.
+func markStream(ctx context.Context, f *Fleet) (streamMark, error) {
+	s, err := f.JS.Stream(ctx, f.Streams.DLQStream)
+	if err != nil {
+		return streamMark{}, fmt.Errorf("stream %s: %w", f.Streams.DLQStream, err)
+	}
+	info := s.CachedInfo()
+	return streamMark{created: info.Created, lastSeq: info.State.LastSeq, msgs: info.State.Msgs}, nil
+}
+
+// nothingRemovedSince reports whether no message the stream held at prev
+// (read earlier) has left it by m: the same stream (not deleted and made
+// again) holding exactly one more message per sequence used since. A
+// message stored takes a new sequence, and each one removed (deleted,
+// purged, expired) lowers the count without giving a sequence back, so
+// any removal, by a replay, park or purge of another replayer or by the
+// stream's limits, breaks the equality, whatever was added meanwhile.
+func (m streamMark) nothingRemovedSince(prev streamMark) bool {
+	return m.created.Equal(prev.created) && m.lastSeq >= prev.lastSeq && m.msgs == prev.msgs+(m.lastSeq-prev.lastSeq)
 }
 
 // planTally counts a plan's actions.
