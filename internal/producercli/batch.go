@@ -134,10 +134,11 @@ type BatchOptions struct {
 // holds them too (a rerun sends it again), and so does a line whose id is
 // an earlier line's for another request (it is sent once given its own
 // id), and an invalid line whose JSON names its agent, user and session
-// (too large, failing validation, ...: it is sent once fixed; found in
-// review, twenty-fifth session). A line whose JSON does not decode, or
-// names no session, has no session to hold; a repeated line holds nothing
-// (its first copy is the one that runs).
+// (too large, longer than a line may be, not valid UTF-8, failing
+// validation, ...: it is sent once fixed; found in review, twenty-fifth
+// session). A line whose JSON does not decode, or names no session (or
+// one with a byte that is not UTF-8), has no session to hold; a repeated
+// line holds nothing (its first copy is the one that runs).
 // The returned results are in line order; RunBatch fails only when ctx ends
 // (the rest are OutcomeCanceled).
 func RunBatch(ctx context.Context, c *client.Client, lines []Line, opts BatchOptions) ([]LineResult, error) {

@@ -34,9 +34,10 @@ type Line struct {
 	// Err says why the line cannot be submitted (an *envelope.InvalidError
 	// or a JSON error).
 	Err error
-	// session is, on an invalid line whose JSON decoded and names an
-	// agent, a user and a session, that session: RunBatch holds its later
-	// lines (zero otherwise).
+	// session is, on an invalid line whose JSON names an agent, a user
+	// and a session, that session: RunBatch holds its later lines (zero
+	// otherwise). A line too long to read whole or not valid UTF-8 names
+	// them too (lineSession), unless a name itself is not UTF-8.
 	session sessionKey
 }
 
@@ -55,9 +56,11 @@ type batchLine struct {
 // the same file again yields the same ids. Lines that are not valid requests, including a line longer
 // than maxLineSize and a request larger than a request envelope may be
 // (envelope.DefaultMaxSize), are returned with Err set and the rest of the
-// file is still read (such a line whose JSON decoded still holds its
-// session's later lines in RunBatch); only a read error fails the whole
-// parse. A UTF-8 byte
+// file is still read (such a line whose JSON names its agent, user and
+// session still holds the session's later lines in RunBatch: also a line
+// longer than maxLineSize, whose names are read as it is skipped, and a
+// line that is not valid UTF-8 unless the bad bytes are in a name); only a
+// read error fails the whole parse. A UTF-8 byte
 // order mark at the start of the file is dropped: line 1 is the request it
 // would be without it (same derived id), and a '#' after it starts a
 // comment.
@@ -66,37 +69,44 @@ func ParseBatch(r io.Reader) ([]Line, error) {
 	var out []Line
 	no := 0
 	var buf []byte
-	tooLong := false
 	for {
 		chunk, err := br.ReadSlice('\n')
-		switch {
-		case tooLong:
-			// the rest of an over-long line: dropped
-		case len(buf)+len(chunk) > maxLineSize:
-			tooLong, buf = true, buf[:0]
-		default:
-			buf = append(buf, chunk...)
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue // the line goes on
-		}
-		if len(chunk) > 0 || len(buf) > 0 || tooLong {
+		if len(buf)+len(chunk) > maxLineSize {
+			// Refused unread, but the session it names is read while the
+			// rest of it is skipped, one member at a time (lineSession),
+			// so that it holds its session's later lines as a shorter
+			// invalid line does (found in review of this session's fix,
+			// twenty-fifth session: a pasted log of more than maxLineSize
+			// held nothing, and a rerun ran the session's turns 1, 3, 2).
 			no++
-			raw := buf
+			head := buf
 			if no == 1 {
-				// Written by Windows tools saving "UTF-8 with BOM": not
-				// part of the request, and invisible in the editor.
-				raw = bytes.TrimPrefix(raw, utf8BOM)
+				head = bytes.TrimPrefix(head, utf8BOM)
 			}
-			raw = bytes.TrimSpace(raw)
-			switch {
-			case tooLong:
-				out = append(out, Line{No: no, Err: &envelope.InvalidError{Reason: fmt.Sprintf("the line is longer than %d bytes", maxLineSize)}})
-			case len(raw) == 0 || raw[0] == '#':
-			default:
-				out = append(out, parseLine(no, raw))
+			rest := &lineRest{br: br, err: err}
+			out = append(out, Line{No: no, Err: &envelope.InvalidError{Reason: fmt.Sprintf("the line is longer than %d bytes", maxLineSize)},
+				session: lineSession(bufio.NewReader(io.MultiReader(bytes.NewReader(head), bytes.NewReader(chunk), rest)))})
+			_, _ = io.Copy(io.Discard, rest) // lineRest.Read fails only with io.EOF
+			err, buf = rest.err, buf[:0]
+		} else {
+			buf = append(buf, chunk...)
+			if errors.Is(err, bufio.ErrBufferFull) {
+				continue // the line goes on
 			}
-			buf, tooLong = buf[:0], false
+			if len(buf) > 0 {
+				no++
+				raw := buf
+				if no == 1 {
+					// Written by Windows tools saving "UTF-8 with BOM": not
+					// part of the request, and invisible in the editor.
+					raw = bytes.TrimPrefix(raw, utf8BOM)
+				}
+				raw = bytes.TrimSpace(raw)
+				if len(raw) > 0 && raw[0] != '#' {
+					out = append(out, parseLine(no, raw))
+				}
+				buf = buf[:0]
+			}
 		}
 		if err == io.EOF {
 			return out, nil
@@ -107,13 +117,38 @@ func ParseBatch(r io.Reader) ([]Line, error) {
 	}
 }
 
+// lineRest reads the rest of a line from br, to its newline (included).
+type lineRest struct {
+	br  *bufio.Reader
+	p   []byte // read from br, not returned yet
+	err error  // the last ReadSlice's: bufio.ErrBufferFull while the line goes on
+}
+
+// Read implements io.Reader.
+func (r *lineRest) Read(p []byte) (int, error) {
+	for len(r.p) == 0 {
+		if !errors.Is(r.err, bufio.ErrBufferFull) {
+			return 0, io.EOF
+		}
+		r.p, r.err = r.br.ReadSlice('\n')
+	}
+	n := copy(p, r.p)
+	r.p = r.p[n:]
+	return n, nil
+}
+
 func parseLine(no int, raw []byte) Line {
 	if !utf8.Valid(raw) {
 		// encoding/json would read each bad byte as U+FFFD: another text
 		// (and user) than the file's, and two lines that differ only
 		// there would get one derived id. The worker refuses such
 		// requests too (envelope.DecodeRequest).
-		return Line{No: no, Err: &envelope.InvalidError{Reason: "the line is not valid UTF-8 (save the file as UTF-8)"}}
+		// Its session is still read (lineSession, which leaves a name
+		// with a bad byte unknown): it holds the session's later lines
+		// (found in review of this session's fix, twenty-fifth session:
+		// a turn saved as Windows-1252 held nothing).
+		return Line{No: no, Err: &envelope.InvalidError{Reason: "the line is not valid UTF-8 (save the file as UTF-8)"},
+			session: lineSession(bytes.NewReader(raw))}
 	}
 	var bl batchLine
 	dec := json.NewDecoder(bytes.NewReader(raw))

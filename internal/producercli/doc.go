@@ -14,7 +14,9 @@
 // must exist (the fleet creates them; see internal/streams). The producer
 // uses the default streams and subject prefixes, or the fleet's as the
 // worker's variables AGENTFLEET_STREAMS_REQUESTS, _RESULTS, _REQUEST_PREFIX
-// and _RESULT_PREFIX set them (a value the worker would refuse is exit 2).
+// and _RESULT_PREFIX set them (a value the worker would refuse is exit 2;
+// these four are checked among themselves only, the DLQ's being the
+// worker's concern).
 // A --metadata key may be given once; --rate must be finite.
 //
 // A batch line whose publish falls inside a NATS outage (no PubAck, no
@@ -31,8 +33,9 @@
 // they are reported "held" and not sent, and a rerun of the file sends
 // them in order (lines that completed are looked up and skipped). So does
 // an invalid line whose JSON names its agent, user and session (too
-// large, failing validation, reusing another line's id for another
-// request): the rerun sends them after the fixed line.
+// large, longer than a line may be, not valid UTF-8 outside the names,
+// failing validation, reusing another line's id for another request):
+// the rerun sends them after the fixed line.
 //
 // Exit codes (see the Exit constants): 0 success (every result completed),
 // 1 an error (NATS unreachable, a file unreadable, a publish failed, a

@@ -16,6 +16,7 @@ import (
 	"github.com/agentfleet/agentfleet/internal/config"
 	"github.com/agentfleet/agentfleet/internal/streams"
 	"github.com/agentfleet/agentfleet/pkg/client"
+	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
 
 // Defaults of the global flags.
@@ -165,8 +166,14 @@ var streamEnv = []struct {
 // _REQUEST_PREFIX, _RESULT_PREFIX) when set, so a producer run beside a
 // fleet configured so reaches it (found in review, twenty-fifth session:
 // it always used the defaults, and with a fleet's other results prefix
-// every batch line timed out). A value the worker would refuse is an
-// error naming the variable.
+// every batch line timed out). Only these four are checked, as the
+// worker checks them (valid names and prefixes, the two streams' names
+// different, neither prefix overlapping the other): a value the worker
+// would refuse is an error naming the variables set. The DLQ's are not
+// the producer's: checked with the defaults filled in for them, a request
+// prefix "agent" that the worker takes beside its own DLQ prefix
+// overlapped the default "agent.dlq", and every command exited 2 (found
+// in review of this session's fix, twenty-fifth session).
 func streamsFromEnv(getenv func(string) string) (streams.Config, error) {
 	var sc streams.Config
 	for _, v := range streamEnv {
@@ -175,7 +182,7 @@ func streamsFromEnv(getenv func(string) string) (streams.Config, error) {
 		}
 	}
 	sc = sc.WithDefaults()
-	if err := sc.Validate(); err != nil {
+	if err := validateProducerStreams(sc); err != nil {
 		var names []string
 		for _, v := range streamEnv {
 			if getenv(envName(v.key)) != "" {
@@ -185,6 +192,38 @@ func streamsFromEnv(getenv func(string) string) (streams.Config, error) {
 		return sc, fmt.Errorf("the stream settings of %s: %w", strings.Join(names, ", "), err)
 	}
 	return sc, nil
+}
+
+// validateProducerStreams checks the stream settings the producer uses
+// (streamEnv) as streams.Config.Validate checks them, and no others. It
+// returns the first problem as a *streams.ConfigError.
+func validateProducerStreams(sc streams.Config) error {
+	for _, n := range []struct{ field, v string }{
+		{"RequestsStream", sc.RequestsStream}, {"ResultsStream", sc.ResultsStream},
+	} {
+		if err := envelope.ValidateStreamName(n.v); err != nil {
+			return &streams.ConfigError{Field: n.field, Reason: err.Error()}
+		}
+	}
+	if sc.RequestsStream == sc.ResultsStream {
+		return &streams.ConfigError{Field: "ResultsStream", Reason: "the requests' and the results' stream names must differ"}
+	}
+	prefixes := []struct{ field, v string }{
+		{"RequestPrefix", sc.RequestPrefix}, {"ResultPrefix", sc.ResultPrefix},
+	}
+	for _, p := range prefixes {
+		if err := envelope.ValidateSubjectPrefix(p.v); err != nil {
+			return &streams.ConfigError{Field: p.field, Reason: err.Error()}
+		}
+	}
+	for i, a := range prefixes {
+		for j, b := range prefixes {
+			if i != j && (a.v == b.v || strings.HasPrefix(b.v, a.v+".")) {
+				return &streams.ConfigError{Field: b.field, Reason: fmt.Sprintf("%q overlaps %s %q", b.v, a.field, a.v)}
+			}
+		}
+	}
+	return nil
 }
 
 // envName is the environment variable of a configuration key.

@@ -38,7 +38,7 @@ func runSend(ctx context.Context, args []string, g *globals, env Env) int {
 	fs.StringVar(&user, "user", "", "user id (required)")
 	fs.StringVar(&session, "session", "", "session id (required)")
 	fs.StringVar(&invocation, "invocation", "", "invocation id (default: a new UUID)")
-	fs.Var(meta, "metadata", "metadata key=value (repeatable)")
+	fs.Var(meta, "metadata", "metadata key=value (repeat the flag for more keys; each key may be given once)")
 	fs.BoolVar(&wait, "wait", false, "wait for the result and print it")
 	fs.BoolVar(&asJSON, "json", false, "print the result envelope as JSON")
 	pos, err := cliflag.ParseInterspersed(fs, args)
