@@ -2,7 +2,9 @@ package worker_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -48,9 +50,15 @@ func (e *env) storedResult(id string) []byte {
 // BAD_INPUT, and deadLetterRaw published "failed: The request was
 // rejected: ..." over it without reading the invocation record: a user who
 // awaited a refund that was made was told it was not done. The refusal now
-// leaves a finished invocation's result as it is (re-publishing the
-// record's if the stream lost it) and publishes nothing for a running one;
-// the DLQ entry keeps the refused bytes with the reason either way.
+// leaves a completed invocation's result as it is (re-publishing the
+// record's if the stream lost it), and a failed or dead-lettered one's
+// (TestBadInputLeavesAReplaysNewerResult); the DLQ entry keeps the refused
+// bytes with the reason either way. A running invocation's refusal is
+// published: the running record may be the refused message's own, with no
+// run left to answer (found in review of this session's fix, twenty-fifth
+// session: TestBadInputOfARunningInvocationIsAnswered; this case used to
+// want nothing published), and a live run's result comes after it; one
+// that came first, completed, is put back ("running, completed meanwhile").
 func TestBadInputKeepsTheInvocationsResult(t *testing.T) {
 	t.Run("completed", func(t *testing.T) {
 		e := newEnv(t)
@@ -103,13 +111,100 @@ func TestBadInputKeepsTheInvocationsResult(t *testing.T) {
 		}
 		e.publishRaw(e.sc.RequestSubject("support"), malformed(id), id+"-retry", nil)
 		eventually(t, "the malformed copy refused", func() bool { return e.pending() == 0 && w.count("support", "bad_input") == 1 })
-		if got := e.storedResult(id); got != nil {
-			t.Fatalf("a refused copy of a running invocation published %s; its run publishes the result", got)
+		if r, _ := envelope.DecodeResult(e.storedResult(id)); r == nil || r.Status != envelope.StatusFailed || r.ErrorClass != "BAD_INPUT" {
+			t.Fatalf("stored result %s, want the refusal: the running record may be the refused message's own, "+
+				"and a live run publishes its result after it", e.storedResult(id))
 		}
 		if en := e.dlqEntries(); len(en) != 1 || en[0].Class != "BAD_INPUT" {
 			t.Fatalf("DLQ entries %+v, want one BAD_INPUT entry", en)
 		}
 	})
+	t.Run("running, completed meanwhile", func(t *testing.T) {
+		e := newEnv(t)
+		const id = "inv-r8-running-done"
+		key := session.Key{App: "support", UserID: "u1", SessionID: "s1"}
+		ctx := context.Background()
+		if err := e.invs.Transition(ctx, &session.Invocation{ID: id, Status: session.InvocationRunning, Session: key}); err != nil {
+			t.Fatal(err)
+		}
+		done := &envelope.Result{V: envelope.Version, InvocationID: id, Status: envelope.StatusCompleted, Content: "done: refunded", Attempts: 1}
+		completed, err := done.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		payload, err := json.Marshal(worker.Record{Result: done})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The refusal reads the running record; its live run completes
+		// (record, then result) before the refusal's result goes.
+		invs := &afterFirstGet{MemoryInvocations: e.invs, id: id, then: func() {
+			if err := e.invs.Transition(ctx, &session.Invocation{ID: id, Status: session.InvocationCompleted, Session: key, Result: payload}); err != nil {
+				t.Error(err)
+			}
+			if _, err := e.js.Publish(ctx, e.sc.ResultSubject(id), completed,
+				jetstream.WithMsgID(worker.ResultMsgID(id, 0, envelope.StatusCompleted))); err != nil {
+				t.Error(err)
+			}
+		}}
+		e.deps = func(d *worker.Deps) { d.Invocations = invs }
+		w := e.startWorker("w1", e.supportAgent(agenttest.NewScriptedModel()), worker.Config{})
+		e.publishRaw(e.sc.RequestSubject("support"), malformed(id), id+"-retry", nil)
+		eventually(t, "the malformed copy refused", func() bool { return e.pending() == 0 && w.count("support", "bad_input") == 1 })
+		if got := e.storedResult(id); string(got) != string(completed) {
+			t.Fatalf("stored result %s, want the run's completed one %s: the refusal read the record running, "+
+				"the run completed before the refusal's result went, and it stayed over the completed one", got, completed)
+		}
+	})
+	t.Run("failed", func(t *testing.T) {
+		e := newEnv(t)
+		const id = "inv-r8-failed-replayed"
+		key := session.Key{App: "support", UserID: "u1", SessionID: "s1"}
+		ctx := context.Background()
+		// The record says failed (as read before a replay took the
+		// session); the stream holds the replay's newer result.
+		failed := &envelope.Result{V: envelope.Version, InvocationID: id, Status: envelope.StatusFailed, ErrorClass: "POLICY", Attempts: 1}
+		payload, err := json.Marshal(worker.Record{Result: failed, Class: "POLICY"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rec := range []*session.Invocation{{ID: id, Session: key, Status: session.InvocationRunning},
+			{ID: id, Session: key, Status: session.InvocationFailed, Result: payload}} {
+			if err := e.invs.Transition(ctx, rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		newer, err := (&envelope.Result{V: envelope.Version, InvocationID: id, Status: envelope.StatusCompleted, Content: "done", Attempts: 1}).Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.js.Publish(ctx, e.sc.ResultSubject(id), newer); err != nil {
+			t.Fatal(err)
+		}
+		w := e.startWorker("w1", e.supportAgent(agenttest.NewScriptedModel()), worker.Config{})
+		e.publishRaw(e.sc.RequestSubject("support"), malformed(id), id+"-retry", nil)
+		eventually(t, "the malformed copy refused", func() bool { return e.pending() == 0 && w.count("support", "bad_input") == 1 })
+		if got := e.storedResult(id); string(got) != string(newer) {
+			t.Fatalf("stored result %s, want the newer one left as it is %s", got, newer)
+		}
+	})
+}
+
+// afterFirstGet runs then after the first Get of id has read the record,
+// before it answers.
+type afterFirstGet struct {
+	*session.MemoryInvocations
+	id   string
+	once sync.Once
+	then func()
+}
+
+func (s *afterFirstGet) Get(ctx context.Context, id string) (*session.Invocation, error) {
+	rec, err := s.MemoryInvocations.Get(ctx, id)
+	if id == s.id {
+		s.once.Do(s.then)
+	}
+	return rec, err
 }
 
 // getFailInvs fails Get while failing is above zero (the invocation store

@@ -26,9 +26,12 @@ type Config struct {
 	// cannot take that write either (then the run counts). A run a session
 	// store error ended counts: the worker cannot tell it from a session
 	// the store refuses for its content, which would otherwise come back
-	// for ever. A request whose invocation record exists that reaches a
-	// worker without its agent is put back until its MaxDeliveries-th
-	// delivery, then refused (see Worker.unknownAgent).
+	// for ever. A run that waited out another owner's claim of a tool call
+	// (idempotency.ErrInProgress) is given back only 2×MaxDeliveries times
+	// per replay generation, then counts: an owner whose tool never returns
+	// keeps its claim for ever. A request whose invocation record exists
+	// that reaches a worker without its agent is put back until its
+	// MaxDeliveries-th delivery, then refused (see Worker.unknownAgent).
 	MaxDeliveries int
 	// AckWait is the consumer's AckWait; heartbeats go every AckWait/3
 	// (default 60s). The worker follows the consumer's own AckWait when

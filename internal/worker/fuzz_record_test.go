@@ -39,7 +39,7 @@ func FuzzPeekIDs(f *testing.F) {
 // limit or is refused.
 func FuzzDecodeRecord(f *testing.F) {
 	for _, s := range []string{
-		``, `{}`, `null`, `{"replay_count":2,"attempts_base":3,"budget_base":1}`,
+		``, `{}`, `null`, `{"replay_count":2,"attempts_base":3,"budget_base":1}`, `{"attempts_base":4,"in_progress_given_back":2}`,
 		`{"result":{"v":1,"invocation_id":"inv-1","status":"completed","content":"done","tools_run":["a"]},"replay_count":0,"class":""}`,
 		`{"result":null,"replay_count":-1}`, `{"result":{"content":"` + strings.Repeat("<&>", 400) + `"}}`,
 		`{"replay_count":1e3}`, `[1]`, `{"result":"x"}`,
@@ -57,8 +57,9 @@ func FuzzDecodeRecord(f *testing.F) {
 		if r == nil {
 			t.Fatal("nil record without an error")
 		}
-		back, err := DecodeRecord(&session.Invocation{Result: runningRecord(r.ReplayCount, r.AttemptsBase, r.BudgetBase)})
-		if err != nil || back.ReplayCount != r.ReplayCount || back.AttemptsBase != r.AttemptsBase || back.BudgetBase != r.BudgetBase {
+		back, err := DecodeRecord(&session.Invocation{Result: runningRecord(r.ReplayCount, r.AttemptsBase, r.BudgetBase, r.InProgressGivenBack)})
+		if err != nil || back.ReplayCount != r.ReplayCount || back.AttemptsBase != r.AttemptsBase || back.BudgetBase != r.BudgetBase ||
+			back.InProgressGivenBack != r.InProgressGivenBack {
 			t.Fatalf("running record round trip: %+v -> %+v (%v)", r, back, err)
 		}
 		if r.Result == nil {

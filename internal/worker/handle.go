@@ -46,6 +46,9 @@ type job struct {
 	// budgetBase is the invocation's uncharged model calls (see
 	// Record.BudgetBase): from its record, then from this run's outcome.
 	budgetBase int
+	// inProgressGivenBack counts the given-back runs another owner's claim
+	// ended (see Record.InProgressGivenBack).
+	inProgressGivenBack int
 	// The session lock, while held: its key, owner token and renewer.
 	// released is set once the Gate's Finish released it.
 	key      session.Key
@@ -228,7 +231,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	// One step (one round trip with redissession.Gate): the lock, the
 	// record read under it, for a new invocation its running record, and
 	// (a SessionGate) the session the runner starts from.
-	running := &session.Invocation{ID: req.InvocationID, Session: key, Status: session.InvocationRunning, Result: runningRecord(j.replay, 0, 0)}
+	running := &session.Invocation{ID: req.InvocationID, Session: key, Status: session.InvocationRunning, Result: runningRecord(j.replay, 0, 0, 0)}
 	var entry *session.Entry
 	if sg, ok := w.gate.(session.SessionGate); ok {
 		// The session too, in the same step, for the runner.
@@ -309,7 +312,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 			}
 			j.budgetBase = base
 		}
-		running.Result = runningRecord(j.replay, j.attemptsBase, j.budgetBase)
+		running.Result = runningRecord(j.replay, j.attemptsBase, j.budgetBase, j.inProgressGivenBack)
 		if err := w.deps.Invocations.Transition(ctx, running); err != nil {
 			var ce *session.InvocationCompletedError
 			if errors.As(err, &ce) {
@@ -418,7 +421,7 @@ func (w *Worker) finish(ctx context.Context, j *job, runner *agent.Runner, out *
 		// The cached status may not show this cooldown yet: record it, so
 		// the next messages go back before starting (not counting as runs).
 		w.cool.Observe(runner.Agent.Model.Name(), coolErr.Until)
-		w.giveBackAttempt(ctx, j, "the cooldown")
+		w.giveBackAttempt(ctx, j, "the cooldown", false)
 		d := coolErr.RetryIn(time.Now())
 		j.logAt(zerolog.InfoLevel).Str("model", coolErr.Model).Dur("delay", d).Msg("model cooling down fleet-wide; Nak with delay")
 		w.deps.Metrics.message(req.Agent, "nak_cooldown")
@@ -429,7 +432,7 @@ func (w *Worker) finish(ctx context.Context, j *job, runner *agent.Runner, out *
 		w.sessionTooLarge(ctx, j, runner, out, runErr)
 	case isInfra(runErr):
 		if idempotencyOutage(runErr) {
-			w.giveBackAttempt(ctx, j, "the idempotency store's outage")
+			w.giveBackAttempt(ctx, j, "the idempotency store's outage", errors.Is(runErr, idempotency.ErrInProgress))
 		}
 		w.nakInfra(j, "invocation", runErr)
 	default:
@@ -604,23 +607,49 @@ func degradedClass(out *agent.Outcome) (taxonomy.Class, bool) {
 // before: in an outage of every store the next deliveries fail at the enter
 // step, before anything is counted, so that costs an in-flight invocation
 // the one run the outage cut short.
-func (w *Worker) giveBackAttempt(ctx context.Context, j *job, why string) {
+//
+// A run another owner's claim ended (inProgress: idempotency.ErrInProgress)
+// is given back at most 2×MaxDeliveries times in a replay generation
+// (Record.InProgressGivenBack; a claim stranded by an outage ends with its
+// lease, a few runs' waits); after that such runs count again, and the run
+// limit dead-letters the invocation. Such a claim ends with its owner's
+// lease when the owner is gone, but a live owner renews it until its tool
+// returns, also after the tool's timeout cancelled it (pkg/idempotency
+// keeps the claim while a cancelled tool winds down), and pkg/agent waits
+// for a tool that ignores its context: a tool call that never returns held
+// the key for as long as its worker lived, and every delivery of another
+// message of the invocation (a resend, or a redelivery after the owner's
+// session lock and heartbeats were lost) was put back for ever, where the
+// run limit used to dead-letter it (found in review of the twenty-fifth
+// session's fix).
+func (w *Worker) giveBackAttempt(ctx context.Context, j *job, why string, inProgress bool) {
 	if j.renewer == nil || j.renewer.Err() != nil {
 		return
 	}
+	givenBack := j.inProgressGivenBack
+	if inProgress {
+		if givenBack >= 2*w.cfg.MaxDeliveries {
+			j.logAt(zerolog.WarnLevel).Int("given_back", givenBack).
+				Msg("another owner's claim of a tool call ended this run, as it did the given-back runs before it; it counts towards the run limit")
+			return
+		}
+		givenBack++
+	}
 	rec := &session.Invocation{ID: j.req.InvocationID, Session: j.key, Status: session.InvocationRunning,
-		Result: runningRecord(j.replay, j.attemptsBase+2, j.budgetBase)}
+		Result: runningRecord(j.replay, j.attemptsBase+2, j.budgetBase, givenBack)}
 	if err := w.deps.Invocations.Transition(ctx, rec); err != nil {
 		j.logAt(zerolog.WarnLevel).Err(err).Msgf("give back the attempt of a run %s ended; it counts towards the run limit", why)
 		return
 	}
 	j.attemptsBase += 2
+	j.inProgressGivenBack = givenBack
 }
 
 // idempotencyOutage reports whether runErr is the idempotency layer unable
 // to answer: its store unavailable (idempotency.ErrStoreUnavailable: it
 // failed closed, the tool did not run) or another owner's claim whose wait
-// ran out (idempotency.ErrInProgress: it ends with that owner's lease).
+// ran out (idempotency.ErrInProgress: it ends with that owner's lease,
+// unless the owner's tool never returns: see giveBackAttempt).
 // Neither says anything about the request: pkg/idempotency returns errors
 // of their own, which dead-letter, for what a store can never hold (a key
 // too long, a result too large). A session store's error
@@ -693,8 +722,9 @@ func replayHeaders(h nats.Header) (replay int, firstFail time.Time) {
 }
 
 // runningRecord is the Result of a running invocation record.
-func runningRecord(replay, attemptsBase, budgetBase int) json.RawMessage {
-	b, _ := json.Marshal(Record{ReplayCount: replay, AttemptsBase: attemptsBase, BudgetBase: budgetBase})
+func runningRecord(replay, attemptsBase, budgetBase, inProgressGivenBack int) json.RawMessage {
+	b, _ := json.Marshal(Record{ReplayCount: replay, AttemptsBase: attemptsBase, BudgetBase: budgetBase,
+		InProgressGivenBack: inProgressGivenBack})
 	return b
 }
 
@@ -729,9 +759,9 @@ func (j *job) takeBases(rec *session.Invocation) *Record {
 	if r == nil {
 		r = &Record{}
 	}
-	j.attemptsBase, j.budgetBase = r.AttemptsBase, r.BudgetBase
+	j.attemptsBase, j.budgetBase, j.inProgressGivenBack = r.AttemptsBase, r.BudgetBase, r.InProgressGivenBack
 	if rec.Status.Terminal() && j.replay > r.ReplayCount {
-		j.attemptsBase = rec.Attempts
+		j.attemptsBase, j.inProgressGivenBack = rec.Attempts, 0
 	}
 	return r
 }

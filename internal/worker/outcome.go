@@ -47,6 +47,11 @@ type Record struct {
 	// resets the budget, and the replays after it (of a transient failure,
 	// say) keep the reset instead of being charged the calls before it.
 	BudgetBase int `json:"budget_base,omitempty"`
+	// InProgressGivenBack is how many runs of the current replay generation
+	// another owner's claim of a tool call ended (idempotency.ErrInProgress)
+	// and had their attempt given back: at most 2×Config.MaxDeliveries are
+	// (see Worker.giveBackAttempt).
+	InProgressGivenBack int `json:"in_progress_given_back,omitempty"`
 }
 
 // DecodeRecord reads a Record from an invocation record.
@@ -176,8 +181,8 @@ func (w *Worker) deadLetter(ctx context.Context, j *job, runner *agent.Runner, o
 }
 
 // badInput dead-letters a request that can never run (BAD_INPUT) and
-// terminates the message. A request whose invocation id has a record is not
-// answered over it (see deadLetterRaw).
+// terminates the message. A request whose invocation id has a finished
+// record is not answered over it (see deadLetterRaw).
 func (w *Worker) badInput(ctx context.Context, j *job, reason string) {
 	w.deadLetterRaw(ctx, j, taxonomy.BadInput, reason, true)
 }
@@ -191,19 +196,37 @@ func (w *Worker) badInput(ctx context.Context, j *job, reason string) {
 // published as received (dlq.SourceMsgID): it never takes the message id
 // of a later real failure of the same invocation id.
 //
-// With checkRecord, the result is the refusal only when no invocation
-// record has the id: a malformed message carrying the id of an invocation
+// With checkRecord, the refusal is not published over a finished
+// invocation's result: a malformed message carrying the id of an invocation
 // the fleet ran (a producer's broken retry, or any producer that may publish
 // to an agent's subject) published "failed: rejected" over the stored
 // "completed" result (one per subject), and the producer's await reported
-// completed work as failed (found in review, twenty-fifth session). A
-// finished record's result is re-published instead if it is not the last
-// one stored (ensureResult); a running record's run publishes its own, so
-// nothing is published for the refused copy. The DLQ entry keeps the
-// refused bytes with the reason either way. A record read that fails puts
-// the message back. Without checkRecord (unknownAgent, which read the record
-// itself and decided the refusal answers the invocation) the refusal is
-// published.
+// completed work as failed (found in review, twenty-fifth session). What is
+// published depends on the id's invocation record, read without the session
+// lock:
+//
+//   - none: the refusal.
+//   - completed: its result, re-published only if it is not the last one
+//     stored (ensureResult). Completed is final: no replay runs it again.
+//   - dead_lettered or failed: nothing. The stored result is the record's
+//     own or, if the invocation was replayed since this read, the replay's
+//     newer one; re-publishing the record's read put the stale
+//     dead_lettered result over a replay's completed one (found in review
+//     of that fix, twenty-fifth session). unknownAgent re-publishes such a
+//     result, but under the session lock.
+//   - running: the refusal. The running record may be the refused
+//     message's own (its first run cut short, then its redelivery refused
+//     by a worker with a lower request limit): with nothing published its
+//     producer waited for ever (found in review of that fix). A live run
+//     publishes its own result after it, which stays the last one: the
+//     record is read again after the refusal's publish, and if it is
+//     completed by then (the run's result may have gone before the
+//     refusal's) its result is put back (ensureResult).
+//
+// The DLQ entry keeps the refused bytes with the reason either way. A record
+// read that fails puts the message back. Without checkRecord (unknownAgent,
+// which read the record itself and decided the refusal answers the
+// invocation) the refusal is published.
 //
 // If the result's publish fails the message is put back, as on every other
 // path, instead of terminated with nobody to publish the result (found in
@@ -233,7 +256,7 @@ func (w *Worker) deadLetterRaw(ctx context.Context, j *job, class taxonomy.Class
 	}
 	switch {
 	case id == "":
-	case rec != nil:
+	case rec != nil && rec.Status != session.InvocationRunning:
 		if err := w.answerFromRecord(ctx, rec); err != nil {
 			w.nakInfra(j, "re-publish the result of a refused request's invocation", err)
 			return
@@ -249,16 +272,23 @@ func (w *Worker) deadLetterRaw(ctx context.Context, j *job, class taxonomy.Class
 			w.nakInfra(j, "publish the dead letter's result", err)
 			return
 		}
+		if rec != nil {
+			// A running record: its run may have completed since the read.
+			if err := w.answerFromCompleted(ctx, id); err != nil {
+				w.nakInfra(j, "re-read the invocation record of a refused request", err)
+				return
+			}
+		}
 	}
 	w.termRaw(j, e, class, reason)
 }
 
-// answerFromRecord re-publishes a finished invocation's recorded result
-// unless it is the last one stored (ensureResult); a running invocation's
-// run publishes its own, and a record without a readable result has none to
-// publish.
+// answerFromRecord re-publishes a completed invocation's recorded result
+// unless it is the last one stored (ensureResult). Any other record's result
+// is left as it is (see deadLetterRaw), and a record without a readable
+// result has none to publish.
 func (w *Worker) answerFromRecord(ctx context.Context, rec *session.Invocation) error {
-	if !rec.Status.Terminal() {
+	if rec.Status != session.InvocationCompleted {
 		return nil
 	}
 	r, err := DecodeRecord(rec)
@@ -266,6 +296,20 @@ func (w *Worker) answerFromRecord(ctx context.Context, rec *session.Invocation) 
 		return nil
 	}
 	return w.ensureResult(ctx, r.Result, r.ReplayCount)
+}
+
+// answerFromCompleted reads id's invocation record again after a refusal
+// was published over a running one, and puts a completed record's result
+// back if the refusal went after it (answerFromRecord).
+func (w *Worker) answerFromCompleted(ctx context.Context, id string) error {
+	rec, err := w.deps.Invocations.Get(ctx, id)
+	switch {
+	case errors.Is(err, session.ErrInvocationNotFound):
+		return nil
+	case err != nil:
+		return err
+	}
+	return w.answerFromRecord(ctx, rec)
 }
 
 // publishRaw publishes the DLQ entry of the message's bytes as they came,
@@ -474,7 +518,8 @@ func (w *Worker) record(ctx context.Context, j *job, st session.InvocationStatus
 	// redelivery after a lost ack re-published the recorded result as a
 	// second, different one (found in review, twenty-third session).
 	res.ReplaceInvalidUTF8()
-	payload, err := json.Marshal(Record{Result: res, ReplayCount: j.replay, Class: class, AttemptsBase: j.attemptsBase, BudgetBase: j.budgetBase})
+	payload, err := json.Marshal(Record{Result: res, ReplayCount: j.replay, Class: class, AttemptsBase: j.attemptsBase, BudgetBase: j.budgetBase,
+		InProgressGivenBack: j.inProgressGivenBack})
 	if err != nil {
 		return err
 	}

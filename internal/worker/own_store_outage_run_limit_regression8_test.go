@@ -109,3 +109,35 @@ func TestIdempotencyOutageGiveBackFailureCountsTheRun(t *testing.T) {
 	}
 	eventually(t, "acked", func() bool { return e.pending() == 0 })
 }
+
+// Regression (found in review of this session's fix, twenty-fifth session):
+// a run another owner's claim ended (idempotency.ErrInProgress) had its
+// attempt given back every time. A live owner renews its claim until its
+// tool returns, also after the tool's timeout cancelled it, and a tool that
+// ignores its context is waited for: such a claim never ends while its
+// worker lives, and another message of the invocation was put back for ever
+// where the run limit used to dead-letter it. Those runs are now given back
+// 2×MaxDeliveries times per replay generation, then count.
+func TestInProgressGiveBacksAreBounded(t *testing.T) {
+	e := newEnv(t)
+	ledger := tool.MustFunc("ledger", "", func(ctx context.Context, _ struct{}) (map[string]any, error) {
+		return nil, &idempotency.InProgressError{Key: "k", Owner: "stuck", LeaseUntil: time.Now().Add(30 * time.Second), Waited: time.Second}
+	})
+	llm := agenttest.NewScriptedModel(agenttest.Reply(agenttest.Call("ledger", nil)))
+	w := e.startWorker("w1", e.supportAgent(llm, ledger), worker.Config{MaxDeliveries: 2})
+	const id = "inv-idem-in-progress-for-ever"
+	e.publish(request(id, "s1", "hi"), nil)
+	res := e.await(id)
+	if res.Status != envelope.StatusDeadLettered || res.ErrorClass != "UNKNOWN" {
+		t.Fatalf("result = %+v, want dead_lettered UNKNOWN once the given-back runs are spent", res)
+	}
+	if en := e.dlqEntries(); len(en) != 1 || !strings.Contains(en[0].Reason, "started 2 times without finishing") {
+		t.Fatalf("dlq = %+v", en)
+	}
+	// 4 runs given back (2×MaxDeliveries), 2 counted, the 7th delivery
+	// dead-lettered before it runs.
+	if n := w.count("support", "nak_infra"); n != 6 {
+		t.Errorf("nak_infra = %v, want 6", n)
+	}
+	eventually(t, "acked", func() bool { return e.pending() == 0 })
+}
