@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"maps"
 	"sync"
 
 	"github.com/agentfleet/agentfleet/pkg/agent/model"
@@ -51,7 +52,10 @@ func (c *CallbackContext) State(key string) (any, bool) {
 }
 
 // SetState writes a session state key. The write is recorded as a state
-// delta on the next event the loop appends.
+// delta on the next event the loop appends. A value that does not encode as
+// JSON (NaN, ±Inf, a channel), written by a callback of a tool call, is not
+// recorded: it ends the invocation as that call's *ToolError, as the tool's
+// own result would.
 func (c *CallbackContext) SetState(key string, value any) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -166,6 +170,47 @@ func (c *CallbackContext) record(e *session.Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.events = append(c.events, e)
+}
+
+// dropUnencodableState removes the pending state writes whose value does
+// not encode as JSON, on which the store's append of the next event would
+// fail (the worker would take that for a store outage and run the tool
+// again), and returns the first one's problem in key order as a
+// *resultEncodeError ("state /key..."), or nil when every write encodes.
+// The values are walked outside the lock (a MarshalJSON may do anything):
+// a key written again meanwhile is removed too, in an invocation that ends
+// anyway. State keeps the value: nothing reads it after the invocation
+// ends. Found in review of this session's fix, twenty-fifth session.
+func (c *CallbackContext) dropUnencodableState() error {
+	c.mu.Lock()
+	if len(c.delta) == 0 {
+		c.mu.Unlock()
+		return nil
+	}
+	pending := maps.Clone(c.delta)
+	c.mu.Unlock()
+	var first *resultEncodeError
+	var firstKey string
+	var bad []string
+	for k, v := range pending {
+		ptr, err := jsonProblem(v)
+		if err == nil {
+			continue
+		}
+		bad = append(bad, k)
+		if first == nil || k < firstKey {
+			first, firstKey = &resultEncodeError{Where: "state /" + pointerToken(k) + ptr, Err: err}, k
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range bad {
+		delete(c.delta, k)
+	}
+	return first
 }
 
 // takeDelta moves pending state writes (not the end flag) into a.

@@ -3,9 +3,13 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/agentfleet/agentfleet/pkg/agent/tool"
 )
@@ -39,97 +43,264 @@ func (e *resultEncodeError) Unwrap() error { return e.Err }
 // twenty-fifth session: a tool's {"ratio": NaN} failed the session
 // append, and the worker Naked and redelivered it as an outage.
 func checkCallJSON(response, stateDelta map[string]any) error {
-	if ptr, err := jsonProblem(response, 0); err != nil {
+	if ptr, err := jsonProblem(response); err != nil {
 		return &resultEncodeError{Where: strings.TrimSpace("result " + ptr), Err: err}
 	}
 	if len(stateDelta) == 0 {
 		return nil
 	}
-	if ptr, err := jsonProblem(stateDelta, 0); err != nil {
+	if ptr, err := jsonProblem(stateDelta); err != nil {
 		return &resultEncodeError{Where: "state " + ptr, Err: err}
 	}
 	return nil
 }
 
-// maxJSONWalk is the nesting jsonProblem walks itself; deeper values go to
-// json.Marshal, which finds cycles.
-const maxJSONWalk = 32
+// maxJSONTreeWalk and maxJSONWalk bound jsonProblem's first walk, which
+// remembers nothing: at most maxJSONTreeWalk members, maxJSONWalk deep. A
+// value past either (a large result, maps shared under many keys, a cycle) is
+// walked again by one that remembers every map and slice it met, so that
+// no part of a value is walked twice.
+const (
+	maxJSONTreeWalk = 1 << 14
+	maxJSONWalk     = 32
+)
 
 // jsonProblem returns encoding/json's error for v, and a JSON Pointer to
 // the member that causes it, or nil when v encodes. The JSON shapes tools
-// return (decoded JSON, tool.Func and idempotency results) are walked
-// without allocating, by encoding/json's rules: only a NaN or infinite
-// float, or a json.Number that is no number literal, fails among them.
-// Any other value is given to json.Marshal itself: this runs once per tool
-// call, on the load benchmark's hot path, and the store encodes the event
-// anyway. Map members are searched in sorted key order once one fails, so
-// the pointer is the same on every run.
-func jsonProblem(v any, depth int) (string, error) {
-	if depth > maxJSONWalk {
-		return marshalProblem(v)
+// return (decoded JSON, tool.Func and idempotency results) are walked by
+// encoding/json's rules: only a NaN or infinite float, a json.Number that
+// is no number literal, or a map or slice that holds itself (a cycle, as
+// json.Marshal reports it) fails among them. Any other value is given to
+// json.Marshal itself: this runs once per tool call, on the load
+// benchmark's hot path, and the store encodes the event anyway. A result
+// of ordinary size is walked once, without allocating; once one fails, the
+// failing member is searched in sorted key order, so the pointer is the
+// same on every run.
+//
+// The cost is linear in the size of v, counting a map or slice held in
+// several places (or in itself) once: a second walk remembers, by
+// identity, each map and slice it checked, and those on its path (met
+// again there, one is a cycle). Until the review of this session's fix
+// (twenty-fifth session) a failing member was walked again at every
+// level, exponential in the depth of a value that shares it.
+func jsonProblem(v any) (string, error) {
+	w := jsonWalk{budget: maxJSONTreeWalk}
+	if w.encodes(v, 0) {
+		return "", nil
+	}
+	w.seen = map[jsonNode]nodeState{}
+	return w.first(v)
+}
+
+// jsonWalk is one jsonProblem call's state.
+type jsonWalk struct {
+	budget int // members the first walk may still visit
+	// seen is the second walk's memory (nil in the first walk): each map
+	// and slice met, with what is known of it.
+	seen map[jsonNode]nodeState
+}
+
+// jsonNode is a map's or a slice's identity, as json.Marshal tells them
+// apart to find cycles: a map by its pointer, a slice by its data and
+// length.
+type jsonNode struct {
+	p unsafe.Pointer
+	n int // n is a slice's length, -1 for a map.
+}
+
+// nodeState is what a jsonWalk knows of a map or a slice.
+type nodeState uint8
+
+const (
+	nodeUnknown   nodeState = iota
+	nodeOnPath              // being walked: met again, it is a cycle
+	nodeGood                // it encodes
+	nodeBad                 // it does not encode
+	nodeOnDescent           // first descends through it (it does not encode)
+)
+
+// nodeOf returns v's identity when v is a map or slice the walks go into,
+// and not empty (an empty one encodes, and may share its data pointer).
+func nodeOf(v any) (jsonNode, bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		if len(x) > 0 {
+			return jsonNode{p: reflect.ValueOf(x).UnsafePointer(), n: -1}, true
+		}
+	case []any:
+		if len(x) > 0 {
+			return jsonNode{p: unsafe.Pointer(unsafe.SliceData(x)), n: len(x)}, true
+		}
+	case []map[string]any:
+		if len(x) > 0 {
+			return jsonNode{p: unsafe.Pointer(unsafe.SliceData(x)), n: len(x)}, true
+		}
+	}
+	return jsonNode{}, false
+}
+
+// encodes reports whether v encodes as JSON, stopping at the first member
+// (in map order) that does not. In the first walk (seen nil) it also
+// reports false once the walk is past its budget or maxJSONWalk deep; in
+// the second it walks each map and slice once, recording the outcome.
+func (w *jsonWalk) encodes(v any, depth int) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		if len(x) == 0 {
+			return true
+		}
+		if known, ok := w.enter(v, len(x), depth); known {
+			return ok
+		}
+		for _, vv := range x {
+			if !w.encodes(vv, depth+1) {
+				return w.leave(v, false)
+			}
+		}
+		return w.leave(v, true)
+	case []any:
+		if len(x) == 0 {
+			return true
+		}
+		if known, ok := w.enter(v, len(x), depth); known {
+			return ok
+		}
+		for _, vv := range x {
+			if !w.encodes(vv, depth+1) {
+				return w.leave(v, false)
+			}
+		}
+		return w.leave(v, true)
+	case []map[string]any:
+		if len(x) == 0 {
+			return true
+		}
+		if known, ok := w.enter(v, len(x), depth); known {
+			return ok
+		}
+		for _, vv := range x {
+			if !w.encodes(vv, depth+1) {
+				return w.leave(v, false)
+			}
+		}
+		return w.leave(v, true)
+	}
+	return leafProblem(v) == nil
+}
+
+// enter starts walking a map or slice v of n members. It returns known
+// true, with v's outcome, when nothing is left to walk: in the first walk
+// when it is past its budget or depth (ok false: the second walk decides),
+// in the second when v was met before (a cycle when v is on the path).
+// Otherwise v is on the path until leave.
+func (w *jsonWalk) enter(v any, n, depth int) (known, ok bool) {
+	if w.seen == nil {
+		w.budget -= n
+		return w.budget < 0 || depth > maxJSONWalk, false
+	}
+	id, _ := nodeOf(v)
+	switch w.seen[id] {
+	case nodeGood:
+		return true, true
+	case nodeOnPath, nodeBad, nodeOnDescent:
+		return true, false
+	}
+	w.seen[id] = nodeOnPath
+	return false, false
+}
+
+// leave records v's outcome ok (second walk) and returns ok.
+func (w *jsonWalk) leave(v any, ok bool) bool {
+	if w.seen != nil {
+		id, _ := nodeOf(v)
+		if ok {
+			w.seen[id] = nodeGood
+		} else {
+			w.seen[id] = nodeBad
+		}
+	}
+	return ok
+}
+
+// first returns the pointer to the first member of v, in sorted key (or
+// index) order, that does not encode, and encoding/json's error for it;
+// "", nil when v encodes. It descends only into members the second walk
+// finds failing, and walks each map and slice once: the maps and slices
+// it descends through are marked, so that a member leading back to one is
+// reported as the cycle it is.
+func (w *jsonWalk) first(v any) (string, error) {
+	if id, ok := nodeOf(v); ok {
+		w.seen[id] = nodeOnDescent
 	}
 	switch x := v.(type) {
-	case nil, string, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, []string, map[string]string:
-		return "", nil
-	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return marshalProblem(x)
-		}
-		return "", nil
-	case float32:
-		if f := float64(x); math.IsNaN(f) || math.IsInf(f, 0) {
-			return marshalProblem(x)
-		}
-		return "", nil
-	case json.Number:
-		if x == "" || validNumber(string(x)) {
-			return "", nil // json.Marshal writes "" as 0
-		}
-		return marshalProblem(x)
 	case map[string]any:
-		for k, vv := range x {
-			if ptr, err := jsonProblem(vv, depth+1); err != nil {
-				return firstMemberProblem(x, depth, k, ptr, err)
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			if ptr, err := w.member(x[k]); err != nil {
+				return "/" + pointerToken(k) + ptr, err
 			}
 		}
 		return "", nil
 	case []any:
 		for i, vv := range x {
-			if ptr, err := jsonProblem(vv, depth+1); err != nil {
-				return fmt.Sprintf("/%d%s", i, ptr), err
+			if ptr, err := w.member(vv); err != nil {
+				return "/" + strconv.Itoa(i) + ptr, err
 			}
 		}
 		return "", nil
 	case []map[string]any:
 		for i, vv := range x {
-			if ptr, err := jsonProblem(vv, depth+1); err != nil {
-				return fmt.Sprintf("/%d%s", i, ptr), err
+			if ptr, err := w.member(vv); err != nil {
+				return "/" + strconv.Itoa(i) + ptr, err
 			}
 		}
 		return "", nil
 	}
-	return marshalProblem(v)
+	return "", leafProblem(v)
 }
 
-// firstMemberProblem returns the pointer and error of m's first member in
-// sorted key order that does not encode, given one that does not (k, with
-// its ptr and err). Only the keys before k are walked (again): a failing
-// member is walked once, so nested failures (a map holding itself) cost no
-// more than the first walk.
-func firstMemberProblem(m map[string]any, depth int, k, ptr string, err error) (string, error) {
-	var before []string
-	for j := range m {
-		if j < k {
-			before = append(before, j)
+// member is first for a member of a map or slice first descends through.
+func (w *jsonWalk) member(v any) (string, error) {
+	if id, ok := nodeOf(v); ok {
+		if w.seen[id] == nodeOnDescent {
+			return "", cycleError(v)
+		}
+		if w.encodes(v, 0) {
+			return "", nil
 		}
 	}
-	slices.Sort(before)
-	for _, j := range before {
-		if p, e := jsonProblem(m[j], depth+1); e != nil {
-			return "/" + pointerToken(j) + p, e
+	return w.first(v)
+}
+
+// leafProblem returns json.Marshal's error for v, which is no map or slice
+// the walks go into, or nil when v encodes: the JSON scalars are checked
+// by encoding/json's rules without calling it.
+func leafProblem(v any) error {
+	switch x := v.(type) {
+	case nil, string, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, []string, map[string]string,
+		map[string]any, []any, []map[string]any: // empty ones
+		return nil
+	case float64:
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			return nil
+		}
+	case float32:
+		if f := float64(x); !math.IsNaN(f) && !math.IsInf(f, 0) {
+			return nil
+		}
+	case json.Number:
+		if x == "" || validNumber(string(x)) {
+			return nil // json.Marshal writes "" as 0
 		}
 	}
-	return "/" + pointerToken(k) + ptr, err
+	_, err := json.Marshal(v)
+	return err
+}
+
+// cycleError is json.Marshal's error for a map or slice v that holds
+// itself.
+func cycleError(v any) error {
+	rv := reflect.ValueOf(v)
+	return &json.UnsupportedValueError{Value: rv, Str: "encountered a cycle via " + rv.Type().String()}
 }
 
 // pointerToken is a map key as a JSON Pointer reference token, sanitised
@@ -137,13 +308,6 @@ func firstMemberProblem(m map[string]any, depth int, k, ptr string, err error) (
 // letters.
 func pointerToken(k string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(tool.SanitizeString(k))
-}
-
-// marshalProblem returns json.Marshal's error for v ("" as the pointer:
-// encoding/json does not say which member failed).
-func marshalProblem(v any) (string, error) {
-	_, err := json.Marshal(v)
-	return "", err
 }
 
 // validNumber reports whether s is a JSON number literal, as json.Marshal

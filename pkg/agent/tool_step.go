@@ -103,9 +103,28 @@ func (inv *invocation) runTools(ctx context.Context, calls []*model.FunctionCall
 }
 
 // runTool runs one call through validation, the callbacks and the tool.
-func (inv *invocation) runTool(ctx context.Context, fc *model.FunctionCall) toolResult {
+func (inv *invocation) runTool(ctx context.Context, fc *model.FunctionCall) (res toolResult) {
 	name := inv.agent.Name
-	res := toolResult{call: fc}
+	res = toolResult{call: fc}
+	defer func() {
+		// A state write of this call's callbacks (cc.SetState) that does
+		// not encode as JSON, whichever way the call ended (an unknown
+		// tool's or bad arguments' answer, an escalation): it is dropped,
+		// or the append of the next event, or the end's flush, would fail
+		// on it, and the invocation end as a *SessionError after all (see
+		// below). An answered call ends as a *ToolError; an escalated one
+		// keeps its error. With parallel calls, a write of another call's
+		// callback may be found here first: the invocation ends either
+		// way. Found in review of this session's fix, twenty-fifth
+		// session.
+		if err := inv.cc.dropUnencodableState(); err != nil {
+			inv.logAt(zerolog.ErrorLevel).Str("tool", tool.SanitizeString(fc.Name)).Err(err).
+				Msg("a callback's state change does not encode as JSON; the invocation ends")
+			if res.err == nil {
+				res = toolResult{call: fc, err: &ToolError{Agent: name, Tool: fc.Name, CallID: fc.ID, Err: err}}
+			}
+		}
+	}()
 	t := inv.agent.tool(fc.Name)
 	if err := ctx.Err(); err != nil {
 		// The invocation was cancelled or ran out of time before this call
@@ -238,7 +257,14 @@ func (inv *invocation) runTool(ctx context.Context, fc *model.FunctionCall) tool
 		res.response = tool.Sanitize(result)
 	}
 	res.actions = tc.Actions()
-	if err := checkCallJSON(res.response, res.actions.StateDelta); err != nil {
+	err := checkCallJSON(res.response, res.actions.StateDelta)
+	if err == nil {
+		// The callbacks' state writes (cc.SetState) go with the next
+		// event too (found in review of this session's fix,
+		// twenty-fifth session).
+		err = inv.cc.dropUnencodableState()
+	}
+	if err != nil {
 		// What the session would store does not encode as JSON (a NaN,
 		// a channel): the store's append would fail, and the worker
 		// would file that as its own infrastructure down (a
