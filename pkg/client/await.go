@@ -98,42 +98,108 @@ func (c *Client) Await(ctx context.Context, invocationID string) (*envelope.Resu
 // AwaitAfter is Await ignoring the stored result a Lookup returned with
 // stream sequence afterSeq: it returns the first result published after
 // that one (for a resubmission). A stored result counts when its sequence
-// is higher, or lower (the results stream, which keeps one result per
-// invocation, was deleted and created again since: its sequences start at
-// 1 again), or the same but stored later than the result AwaitAfter first
-// found at afterSeq (the stream recreated while it waits). A recreated
-// stream's result stored at afterSeq itself before AwaitAfter began is
-// taken for the earlier one (AwaitSent, which knows that one's time, tells
-// them apart). With afterSeq > 0 only a result the stream has stored
-// counts: a re-publish of the older result that the stream drops as a
-// duplicate (same Nats-Msg-Id) still reaches the subscription, so a live
-// message only makes AwaitAfter look again.
+// is higher; when it is lower, only if the results stream's last sequence
+// as its leader reports it (one more request, its info) is below afterSeq:
+// the stream, which keeps one result per invocation, was deleted and
+// created again since (its sequences started at 1 again; they never go
+// down in one stream). A lower one in a stream whose last sequence is not
+// below afterSeq is an older result that a replica or a mirror behind the
+// leader answered the look-up with (the stream allows direct gets), and
+// does not count. A result at afterSeq itself counts when a look-up
+// earlier in this call found no result (the earlier one is gone), or when
+// it was stored later than the result AwaitAfter first found there (the
+// stream recreated while it waits); otherwise it is taken for the earlier
+// one (AwaitSent, which knows that one's time, tells them apart). So a
+// recreated stream whose last sequence had already passed afterSeq when
+// its result was found at a lower one is not seen. With afterSeq > 0 only
+// a result the stream has stored counts: a re-publish of the older result
+// that the stream drops as a duplicate (same Nats-Msg-Id) still reaches
+// the subscription, so a live message only makes AwaitAfter look again.
 func (c *Client) AwaitAfter(ctx context.Context, invocationID string, afterSeq uint64) (*envelope.Result, error) {
 	return c.awaitAfter(ctx, invocationID, afterSeq, time.Time{})
 }
 
-// storedAfter reports whether s, the stored result of an invocation, was
+// storedAfter reports whether s, the stored result of invocationID, was
 // stored after the one a Lookup returned with sequence seq, stored at t
-// (zero: not known). The results stream keeps one result per invocation, so
-// a later result of the same stream has a higher sequence; one with a
-// lower sequence, or with the same one stored after t, is in a stream
-// deleted and created again since, whose sequences started at 1 again
-// (found in review, twenty-fifth session: AwaitAfter waited out its
-// context for a result stored so).
-func storedAfter(s *StoredResult, seq uint64, t time.Time) bool {
-	return s.Seq != seq || (!t.IsZero() && s.Time.After(t))
+// (zero: not known); gone says a look-up since found no result. The
+// results stream keeps one result per invocation, so a later result of the
+// same stream has a higher sequence. One with a lower sequence is newer
+// only when the stream's last sequence, as its leader reports it
+// (resultsLastSeq), is below seq: the stream was deleted and created again
+// since, its sequences starting at 1 again (found in review, twenty-fifth
+// session: AwaitAfter waited out its context for a result stored so).
+// Otherwise it is an older result answered by a replica or a mirror behind
+// the leader (direct gets), not a newer one (found in review of this
+// session's fix, twenty-fifth session: AwaitSent could return an earlier
+// BAD_INPUT refusal for a resend). One at seq itself is newer when stored
+// after t, or when gone and not stored at t (the earlier result itself,
+// which keeps its time in every replica and mirror); with neither, a
+// caller that does not know t takes it for the earlier one. The error is
+// resultsLastSeq's.
+func (c *Client) storedAfter(ctx context.Context, invocationID string, s *StoredResult, seq uint64, t time.Time, gone bool) (bool, error) {
+	switch {
+	case s.Seq > seq:
+		return true, nil
+	case s.Seq == seq && !t.IsZero():
+		return s.Time.After(t) || (gone && !s.Time.Equal(t)), nil
+	case s.Seq == seq:
+		return gone, nil
+	}
+	last, err := c.resultsLastSeq(ctx, invocationID)
+	if err != nil {
+		return false, err
+	}
+	return last < seq, nil
+}
+
+// resultsLastSeq returns the results stream's last sequence as its leader
+// reports it (its info; a direct get may be answered by a replica or a
+// mirror behind it), asked for a look-up of invocationID. Its errors are
+// LookupOnce's: one matching jetstream.ErrStreamNotFound when the stream
+// is missing, the permission violation when the connection's last error
+// says the info was refused, ErrLookupLost when it got no answer within
+// LookupLimit while ctx still runs, ctx's error when ctx ends.
+func (c *Client) resultsLastSeq(ctx context.Context, invocationID string) (uint64, error) {
+	ictx, cancel := context.WithTimeout(ctx, LookupLimit)
+	defer cancel()
+	s, err := c.js.Stream(ictx, c.cfg.ResultsStream)
+	switch {
+	case err == nil:
+		return s.CachedInfo().State.LastSeq, nil
+	case ctx.Err() == nil && ictx.Err() != nil:
+		if le := c.lookupRefused(invocationID); le != nil {
+			return 0, fmt.Errorf("client: results stream %s: %w", c.cfg.ResultsStream, le)
+		}
+		return 0, ErrLookupLost
+	}
+	return 0, fmt.Errorf("client: results stream %s: %w", c.cfg.ResultsStream, err)
 }
 
 // awaitAfter is AwaitAfter of the result stored at afterSeq at afterTime
-// (zero: not known; then the first result found at afterSeq is taken for
-// it).
+// (zero: not known; then the first result found at afterSeq, unless a
+// look-up found none before, is taken for it).
 func (c *Client) awaitAfter(ctx context.Context, invocationID string, afterSeq uint64, afterTime time.Time) (*envelope.Result, error) {
-	newer := func(s *StoredResult) bool {
-		if afterTime.IsZero() && s.Seq == afterSeq {
-			afterTime = s.Time
-			return false
+	// gone: a look-up in this call found no result, so the earlier one is
+	// gone (found in review of this session's fix, twenty-fifth session:
+	// the first result found at afterSeq was taken for it all the same).
+	gone := false
+	look := func() (*StoredResult, error) {
+		stored, err := c.LookupOnce(ctx, invocationID)
+		switch {
+		case errors.Is(err, ErrNoResult):
+			gone = true
+			return nil, err
+		case err != nil:
+			return nil, err
+		case afterTime.IsZero() && !gone && stored.Seq == afterSeq:
+			afterTime = stored.Time // the earlier result
+			return nil, nil
 		}
-		return storedAfter(s, afterSeq, afterTime)
+		newer, err := c.storedAfter(ctx, invocationID, stored, afterSeq, afterTime, gone)
+		if !newer {
+			stored = nil
+		}
+		return stored, err
 	}
 	if !envelope.ValidID(invocationID) {
 		return nil, fmt.Errorf("%w: %q", ErrInvalidInvocationID, invocationID)
@@ -150,24 +216,26 @@ func (c *Client) awaitAfter(ctx context.Context, invocationID string, afterSeq u
 	if err := c.flush(ctx); err != nil {
 		return nil, fmt.Errorf("client: await %s: %w", invocationID, err)
 	}
-	// A look-up lost in a server restart, or one JetStream does not answer
-	// yet after it (no responders), is no answer: wait on the subscription,
-	// which works, and look again later. Any other error (a missing results
-	// stream, a bad result, a refused permission) ends Await. Until a
-	// look-up is answered (it finds a result or none), lastErr is the last
-	// one's failure: when ctx ends before one is, that is the cause, not a
-	// result that did not come in time (a server without JetStream; found
-	// in review, twenty-third session). A look-up that ctx itself cut short
-	// is not recorded: its error only repeats ctx's (found in review of
-	// this session's fix, twenty-third session). When ctx ends inside the
-	// first look-up (a deadline shorter than LookupLimit), none was
-	// answered either: the error matches ErrUnanswered too, not ctx's
-	// alone (found in review, twenty-fifth session).
+	// A look-up (with the results stream's info it asks for a result at a
+	// lower sequence, storedAfter) lost in a server restart, or one
+	// JetStream does not answer yet after it (no responders), is no
+	// answer: wait on the subscription, which works, and look again later.
+	// Any other error (a missing results stream, a bad result, a refused
+	// permission) ends Await. Until a look-up is answered (it finds a
+	// result or none), lastErr is the last one's failure: when ctx ends
+	// before one is, that is the cause, not a result that did not come in
+	// time (a server without JetStream; found in review, twenty-third
+	// session). A look-up that ctx itself cut short is not recorded: its
+	// error only repeats ctx's (found in review of this session's fix,
+	// twenty-third session). When ctx ends inside the first look-up (a
+	// deadline shorter than LookupLimit), none was answered either: the
+	// error matches ErrUnanswered too, not ctx's alone (found in review,
+	// twenty-fifth session).
 	var lastErr error
 	answered := false
-	stored, err := c.LookupOnce(ctx, invocationID)
+	stored, err := look()
 	switch {
-	case err == nil && newer(stored):
+	case stored != nil:
 		return stored.Result, nil
 	case err == nil || errors.Is(err, ErrNoResult):
 		answered = true
@@ -207,9 +275,9 @@ func (c *Client) awaitAfter(ctx context.Context, invocationID string, afterSeq u
 		case !errors.Is(err, context.DeadlineExceeded):
 			return nil, fmt.Errorf("client: await %s: %w", invocationID, err)
 		}
-		stored, err := c.LookupOnce(ctx, invocationID)
+		stored, err := look()
 		switch {
-		case err == nil && newer(stored):
+		case stored != nil:
 			return stored.Result, nil
 		case errors.Is(err, ErrBadResult) || errors.Is(err, jetstream.ErrStreamNotFound) ||
 			errors.Is(err, nats.ErrPermissionViolation):

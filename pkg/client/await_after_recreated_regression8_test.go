@@ -3,14 +3,70 @@ package client_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentfleet/agentfleet/internal/streams"
 	"github.com/agentfleet/agentfleet/internal/streams/streamstest"
 	"github.com/agentfleet/agentfleet/pkg/client"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
+
+// gatedJS is a JetStream whose results stream's look-ups by subject wait
+// while gate is held: a look-up made while the stream is being deleted and
+// created again finds it missing, which ends AwaitAfter (as it should).
+type gatedJS struct {
+	jetstream.JetStream
+	results string
+	gate    sync.RWMutex
+}
+
+func (j *gatedJS) Stream(ctx context.Context, name string) (jetstream.Stream, error) {
+	s, err := j.JetStream.Stream(ctx, name)
+	if err != nil || name != j.results {
+		return s, err
+	}
+	return &gatedStream{Stream: s, js: j}, nil
+}
+
+type gatedStream struct {
+	jetstream.Stream
+	js *gatedJS
+}
+
+func (s *gatedStream) GetLastMsgForSubject(ctx context.Context, subject string) (*jetstream.RawStreamMsg, error) {
+	s.js.gate.RLock()
+	defer s.js.gate.RUnlock()
+	return s.Stream.GetLastMsgForSubject(ctx, subject)
+}
+
+// recreateResults deletes tg's results stream and creates it again
+// (streams.Ensure), until the new stream is empty: now and then the
+// embedded server's new stream came back with the deleted one's last
+// message (stored before it was deleted, at sequence 1), which makes the
+// tests' premises about sequences fail.
+func recreateResults(ctx context.Context, t *testing.T, tg streamstest.Target) {
+	t.Helper()
+	for range 10 {
+		if err := tg.JS.DeleteStream(ctx, tg.Cfg.ResultsStream); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := streams.Ensure(ctx, tg.JS, tg.Cfg); err != nil {
+			t.Fatal(err)
+		}
+		s, err := tg.JS.Stream(ctx, tg.Cfg.ResultsStream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.CachedInfo().State.LastSeq == 0 {
+			return
+		}
+	}
+	t.Fatal("the results stream, deleted and created again, is not empty")
+}
 
 // Regression (found in review, twenty-fifth session): Await's doc tells a
 // producer holding a dead_lettered result to wait for the replay's with
@@ -27,7 +83,11 @@ import (
 // result it finds there).
 func TestAwaitAfterSeesAResultOfARecreatedResultsStream(t *testing.T) {
 	tg := streamstest.Embedded(t)
-	c := newClient(t, tg)
+	// Its look-ups wait while the stream is recreated (seen in a CI run of
+	// this session's fix: one made between the delete and the create,
+	// while AwaitAfter waited, ended it with the stream not found).
+	js := &gatedJS{JetStream: tg.JS, results: tg.Cfg.ResultsStream}
+	c := newClientOn(t, tg, js, tg.NC)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	publish := func(inv string, st envelope.Status, class string) {
@@ -42,12 +102,9 @@ func TestAwaitAfterSeesAResultOfARecreatedResultsStream(t *testing.T) {
 	}
 	recreate := func() {
 		t.Helper()
-		if err := tg.JS.DeleteStream(ctx, tg.Cfg.ResultsStream); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := streams.Ensure(ctx, tg.JS, tg.Cfg); err != nil {
-			t.Fatal(err)
-		}
+		js.gate.Lock()
+		defer js.gate.Unlock()
+		recreateResults(ctx, t, tg)
 	}
 	lookup := func(id string, want envelope.Status) *client.StoredResult {
 		t.Helper()

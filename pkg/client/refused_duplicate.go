@@ -107,9 +107,16 @@ func (c *Client) answerOfDuplicateOnce(ctx context.Context, rec *Receipt, before
 	// resend's own answer).
 	// A look-up with no answer (lost, or no JetStream responders yet) says
 	// nothing of what is stored: its error (answerOfDuplicate asks again).
+	// A result at a lower sequence is newer only in a results stream
+	// recreated since (storedAfter asks its leader): else an older one
+	// that a replica or a mirror behind the leader answered with.
 	stored, err := c.LookupOnce(ctx, rec.InvocationID)
+	newer := false
+	if err == nil && !stored.RefusedAsBadInput() {
+		newer, err = c.storedAfter(ctx, rec.InvocationID, stored, before.Seq, before.Time, false)
+	}
 	switch {
-	case err == nil && storedAfter(stored, before.Seq, before.Time) && !stored.RefusedAsBadInput():
+	case newer:
 		return stored.Result, nil
 	case err != nil && !errors.Is(err, ErrNoResult):
 		return nil, err

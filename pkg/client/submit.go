@@ -185,8 +185,12 @@ func (c *Client) SubmitAndAwait(ctx context.Context, req *envelope.Request) (*en
 // else the next one. A stored BAD_INPUT refusal (RefusedAsBadInput) is the
 // exception: the worker refused that request before it recorded anything,
 // so the resubmission runs, and AwaitSent returns the result that follows
-// the refusal (AwaitAfter its sequence; a result at that same sequence of
-// a results stream recreated since counts when stored after the refusal).
+// the refusal (AwaitAfter its sequence, by its rules: a result at a lower
+// sequence counts only when the results stream's leader reports a last
+// sequence below the refusal's, the stream recreated since, not when a
+// replica or a mirror behind it answers with an earlier refusal; one at
+// the refusal's own sequence counts when stored after the refusal, or
+// when a look-up since found no result and it is not the refusal itself).
 //
 // When the requests stream dropped the resubmission as a duplicate
 // (rec.Duplicate), the request it duplicates (the one stored at
@@ -206,8 +210,9 @@ func (c *Client) SubmitAndAwait(ctx context.Context, req *envelope.Request) (*en
 //     request itself (the worker stores the refusal, then removes it): the
 //     refusal, at once;
 //   - it is gone: its answer was stored before it was removed: the stored
-//     result when it is newer than the refusal and not a BAD_INPUT refusal
-//     itself, else the refusal, at once.
+//     result when it is newer than the refusal (by AwaitAfter's rules, the
+//     refusal's time known) and not a BAD_INPUT refusal itself, else the
+//     refusal, at once.
 //
 // When AwaitSent answers with the refusal, it returns before.Result itself.
 // The times compared are the server's (in a cluster, the two streams'
