@@ -228,28 +228,27 @@ func newRedisClient(cfg config.Redis) (*redis.Client, error) {
 		// deployment could not be configured (redis.ParseURL refused
 		// master_name), so workers never followed a failover.
 		failover.MaxRetries = noRetries(failover.MaxRetries)
-		if cfg.Username != "" {
-			failover.Username = cfg.Username
-		}
-		if cfg.Password != "" {
-			failover.Password = cfg.Password
-		}
-		if tc != nil {
-			failover.TLSConfig = tc
-		}
+		override(cfg, tc, &failover.Username, &failover.Password, &failover.TLSConfig)
 		return redis.NewFailoverClient(failover), nil
 	}
 	opts.MaxRetries = noRetries(opts.MaxRetries)
+	override(cfg, tc, &opts.Username, &opts.Password, &opts.TLSConfig)
+	return redis.NewClient(opts), nil
+}
+
+// override puts the configuration's own username, password and TLS (tc),
+// where set, in place of the URL's: a client's or, behind Sentinel, the
+// primary's.
+func override(cfg config.Redis, tc *tls.Config, username, password *string, tlsConfig **tls.Config) {
 	if cfg.Username != "" {
-		opts.Username = cfg.Username
+		*username = cfg.Username
 	}
 	if cfg.Password != "" {
-		opts.Password = cfg.Password
+		*password = cfg.Password
 	}
 	if tc != nil {
-		opts.TLSConfig = tc
+		*tlsConfig = tc
 	}
-	return redis.NewClient(opts), nil
 }
 
 // noRetries returns the MaxRetries for a URL's max_retries: -1 (none) when
