@@ -24,42 +24,18 @@ import (
 func TestBatchInvalidUTF8LineHoldsItsSession(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	m, seen := turnOrderModel()
-	f := newBadInputFleet(t, ctx, time.Hour, m)
-	c := f.client()
-	startSizeLimitedWorker(f, 0, "support")
-	file := func(turn2 string) []producercli.Line {
-		lines, err := producercli.ParseBatch(strings.NewReader(
-			`{"agent":"support","user_id":"u1","session_id":"s1","text":"s1 turn 1"}` + "\n" +
-				`{"agent":"support","user_id":"u1","session_id":"s1","text":"` + turn2 + `"}` + "\n" +
-				`{"agent":"support","user_id":"u1","session_id":"s1","text":"s1 turn 3"}` + "\n"))
-		if err != nil || len(lines) != 3 {
-			t.Fatalf("test premise: %d lines, %v", len(lines), err)
-		}
-		return lines
-	}
-	lines := file("s1 turn 2 caf\xe9") // Windows-1252 é
+	c, seen := heldSessionFleet(ctx, t)
+	lines := s1ThreeTurns(t, "s1 turn 2 caf\xe9") // Windows-1252 é
 	if lines[1].Err == nil || !strings.Contains(lines[1].Err.Error(), "UTF-8") || lines[0].Err != nil || lines[2].Err != nil {
 		t.Fatalf("test premise: only line 2 is invalid (not UTF-8): %v / %v / %v", lines[0].Err, lines[1].Err, lines[2].Err)
 	}
-	opts := producercli.BatchOptions{Concurrency: 2, Timeout: 15 * time.Second}
-	first, err := producercli.RunBatch(ctx, c, lines, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := runHeldBatch(ctx, t, c, lines)
 	if first[0].Outcome != producercli.OutcomeCompleted || first[1].Outcome != producercli.OutcomeInvalid {
 		t.Fatalf("test premise: lines 1, 2: %+v %+v", first[0], first[1])
 	}
 	// The user saves the file as UTF-8 and runs it again.
-	second, err := producercli.RunBatch(ctx, c, file("s1 turn 2 café"), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, want := range []producercli.Outcome{producercli.OutcomeSkipped, producercli.OutcomeCompleted, producercli.OutcomeCompleted} {
-		if second[i].Outcome != want {
-			t.Errorf("rerun: line %d %s (%v), want %s", second[i].Line, second[i].Outcome, second[i].Err, want)
-		}
-	}
+	second := runHeldBatch(ctx, t, c, s1ThreeTurns(t, "s1 turn 2 café"))
+	checkRerun(t, second, producercli.OutcomeSkipped, producercli.OutcomeCompleted, producercli.OutcomeCompleted)
 	if r := first[2]; r.Submitted || r.Outcome != producercli.OutcomeHeld || r.Err == nil || !strings.Contains(r.Err.Error(), "line 2 ") {
 		t.Errorf("line 3 was %s (submitted %v, %v) although line 2 of its session (s1) was refused unsent as not UTF-8; want %s, naming line 2",
 			r.Outcome, r.Submitted, r.Err, producercli.OutcomeHeld)

@@ -24,44 +24,20 @@ import (
 func TestBatchOverlongLineHoldsItsSession(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	m, seen := turnOrderModel()
-	f := newBadInputFleet(t, ctx, time.Hour, m)
-	c := f.client()
-	startSizeLimitedWorker(f, 0, "support")
-	file := func(turn2 string) []producercli.Line {
-		lines, err := producercli.ParseBatch(strings.NewReader(
-			`{"agent":"support","user_id":"u1","session_id":"s1","text":"s1 turn 1"}` + "\n" +
-				`{"agent":"support","user_id":"u1","session_id":"s1","text":"` + turn2 + `"}` + "\n" +
-				`{"agent":"support","user_id":"u1","session_id":"s1","text":"s1 turn 3"}` + "\n"))
-		if err != nil || len(lines) != 3 {
-			t.Fatalf("test premise: %d lines, %v", len(lines), err)
-		}
-		return lines
-	}
-	lines := file("s1 turn 2 " + strings.Repeat("x", 3*envelope.DefaultMaxSize)) // a 3 MiB pasted log
+	c, seen := heldSessionFleet(ctx, t)
+	lines := s1ThreeTurns(t, "s1 turn 2 "+strings.Repeat("x", 3*envelope.DefaultMaxSize)) // a 3 MiB pasted log
 	if lines[1].Err == nil || lines[0].Err != nil || lines[2].Err != nil {
 		t.Fatalf("test premise: only line 2 is invalid: %v / %v / %v", lines[0].Err, lines[1].Err, lines[2].Err)
 	}
-	opts := producercli.BatchOptions{Concurrency: 2, Timeout: 15 * time.Second}
-	first, err := producercli.RunBatch(ctx, c, lines, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := runHeldBatch(ctx, t, c, lines)
 	if first[0].Outcome != producercli.OutcomeCompleted || first[1].Outcome != producercli.OutcomeInvalid {
 		t.Fatalf("test premise: lines 1, 2: %+v %+v", first[0], first[1])
 	}
 	if !strings.Contains(first[1].Err.Error(), "longer than") {
 		t.Fatalf("test premise: line 2 is refused as too long: %v", first[1].Err)
 	}
-	second, err := producercli.RunBatch(ctx, c, file("s1 turn 2 (log attached separately)"), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, want := range []producercli.Outcome{producercli.OutcomeSkipped, producercli.OutcomeCompleted, producercli.OutcomeCompleted} {
-		if second[i].Outcome != want {
-			t.Errorf("rerun: line %d %s (%v), want %s", second[i].Line, second[i].Outcome, second[i].Err, want)
-		}
-	}
+	second := runHeldBatch(ctx, t, c, s1ThreeTurns(t, "s1 turn 2 (log attached separately)"))
+	checkRerun(t, second, producercli.OutcomeSkipped, producercli.OutcomeCompleted, producercli.OutcomeCompleted)
 	if r := first[2]; r.Submitted || r.Outcome != producercli.OutcomeHeld || r.Err == nil || !strings.Contains(r.Err.Error(), "line 2 ") {
 		t.Errorf("line 3 was %s (submitted %v, %v) although line 2 of its session (s1, a 3 MiB pasted log) was refused unsent (%v); want %s, naming line 2",
 			r.Outcome, r.Submitted, r.Err, first[1].Err, producercli.OutcomeHeld)

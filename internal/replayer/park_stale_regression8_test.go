@@ -2,8 +2,6 @@ package replayer
 
 import (
 	"context"
-	"io"
-	"strings"
 	"testing"
 	"time"
 )
@@ -30,14 +28,7 @@ func TestParkOfEntriesReplayedWhileItsPromptWaitedParksNothing(t *testing.T) {
 	defer cancel()
 	x.seed("ps", 5, "SERVER", 0)
 
-	stdin, typing := io.Pipe()
-	defer typing.Close()
-	var o, e syncBuf
-	env := Env{Stdout: &o, Stderr: &e, Stdin: stdin, Lookup: x.lookup(map[string]string{"AGENTFLEET_REPLAY_CONFIRM_ABOVE": "3"}),
-		Terminal: func(s any) bool { return s == stdin }}
-	done := make(chan int, 1)
-	go func() { done <- Run(ctx, []string{"park", "--class", "SERVER"}, env) }()
-	eventually(t, "the park prompt is shown", 30*time.Second, func() bool { return strings.Contains(e.String(), "Type yes to continue") })
+	p := startPrompted(ctx, t, x, "park", "--class", "SERVER")
 
 	// The other engineer replays them all meanwhile.
 	x.run(ctx, nil, "replay", "--class", "SERVER", "--yes").must(t, ExitOK, "concurrent replay")
@@ -48,20 +39,11 @@ func TestParkOfEntriesReplayedWhileItsPromptWaitedParksNothing(t *testing.T) {
 		t.Fatalf("the concurrent replay published %d requests, want 5", n)
 	}
 
-	if _, err := io.WriteString(typing, "yes\n"); err != nil {
-		t.Fatal(err)
-	}
-	var code int
-	select {
-	case code = <-done:
-	case <-ctx.Done():
-		t.Fatal("park did not finish")
-	}
-	t.Logf("park exit %d\nstdout:\n%s\nstderr:\n%s", code, o.String(), e.String())
+	code := p.answerYes(ctx, t)
 	if code != ExitOK {
 		t.Errorf("park exit %d, want %d: entries another replayer handled are not an error", code, ExitOK)
 	}
-	if tot := parseSummaryTotal(t, o.String()); tot["PARKED"] != 0 || tot["ALREADY GONE"] != 5 || tot["ERRORS"] != 0 {
+	if tot := parseSummaryTotal(t, p.o.String()); tot["PARKED"] != 0 || tot["ALREADY GONE"] != 5 || tot["ERRORS"] != 0 {
 		t.Errorf("park summary total %v, want PARKED 0, ALREADY GONE 5, ERRORS 0", tot)
 	}
 	if st := x.streamState(x.cfg.Replay.ParkedStream); st.Msgs != 0 {

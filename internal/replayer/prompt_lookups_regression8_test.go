@@ -73,14 +73,7 @@ func TestPromptedReplayFindsEntriesRemovedWhileNewOnesArrived(t *testing.T) {
 	defer cancel()
 	x.seed("pr", 5, "SERVER", 0)
 
-	stdin, typing := io.Pipe()
-	defer typing.Close()
-	var o, e syncBuf
-	env := Env{Stdout: &o, Stderr: &e, Stdin: stdin, Lookup: x.lookup(map[string]string{"AGENTFLEET_REPLAY_CONFIRM_ABOVE": "3"}),
-		Terminal: func(s any) bool { return s == stdin }}
-	done := make(chan int, 1)
-	go func() { done <- Run(ctx, []string{"replay", "--class", "SERVER"}, env) }()
-	eventually(t, "the replay prompt is shown", 30*time.Second, func() bool { return strings.Contains(e.String(), "Type yes to continue") })
+	p := startPrompted(ctx, t, x, "replay", "--class", "SERVER")
 
 	// Another engineer removes pr-1 and pr-3 (a purge of those
 	// invocations); two new entries arrive.
@@ -108,20 +101,11 @@ func TestPromptedReplayFindsEntriesRemovedWhileNewOnesArrived(t *testing.T) {
 		t.Fatalf("the DLQ holds %d entries, want %d as when the plan was read", after.Msgs, before.Msgs)
 	}
 
-	if _, err := io.WriteString(typing, "yes\n"); err != nil {
-		t.Fatal(err)
-	}
-	var code int
-	select {
-	case code = <-done:
-	case <-ctx.Done():
-		t.Fatal("replay did not finish")
-	}
-	t.Logf("replay exit %d\nstdout:\n%s\nstderr:\n%s", code, o.String(), e.String())
+	code := p.answerYes(ctx, t)
 	if code != ExitOK {
 		t.Errorf("replay exit %d, want %d", code, ExitOK)
 	}
-	if tot := parseSummaryTotal(t, o.String()); tot["REPLAYED"] != 3 || tot["ALREADY GONE"] != 2 || tot["ERRORS"] != 0 {
+	if tot := parseSummaryTotal(t, p.o.String()); tot["REPLAYED"] != 3 || tot["ALREADY GONE"] != 2 || tot["ERRORS"] != 0 {
 		t.Errorf("replay summary total %v, want REPLAYED 3, ALREADY GONE 2, ERRORS 0", tot)
 	}
 	ids := x.requestMsgIDs()
@@ -154,4 +138,44 @@ func countEntryReads(t *testing.T, x *fx) *atomic.Int32 {
 		t.Fatal(err)
 	}
 	return &gets
+}
+
+// promptedRun is a replayer command run on a terminal, waiting at its
+// "Type yes to continue" prompt until answerYes.
+type promptedRun struct {
+	name   string // the command: park, replay
+	o, e   *syncBuf
+	typing *io.PipeWriter
+	done   chan int
+}
+
+// startPrompted runs `args...` (args[0] the command) on a terminal with
+// replay.confirm_above 3 and returns once its prompt is shown.
+func startPrompted(ctx context.Context, t *testing.T, x *fx, args ...string) *promptedRun {
+	t.Helper()
+	stdin, typing := io.Pipe()
+	t.Cleanup(func() { _ = typing.Close() })
+	p := &promptedRun{name: args[0], o: new(syncBuf), e: new(syncBuf), typing: typing, done: make(chan int, 1)}
+	env := Env{Stdout: p.o, Stderr: p.e, Stdin: stdin, Lookup: x.lookup(map[string]string{"AGENTFLEET_REPLAY_CONFIRM_ABOVE": "3"}),
+		Terminal: func(s any) bool { return s == stdin }}
+	go func() { p.done <- Run(ctx, args, env) }()
+	eventually(t, "the "+p.name+" prompt is shown", 30*time.Second, func() bool { return strings.Contains(p.e.String(), "Type yes to continue") })
+	return p
+}
+
+// answerYes types yes at p's prompt and returns its exit code once it
+// finished, logging its output.
+func (p *promptedRun) answerYes(ctx context.Context, t *testing.T) int {
+	t.Helper()
+	if _, err := io.WriteString(p.typing, "yes\n"); err != nil {
+		t.Fatal(err)
+	}
+	var code int
+	select {
+	case code = <-p.done:
+	case <-ctx.Done():
+		t.Fatal(p.name + " did not finish")
+	}
+	t.Logf("%s exit %d\nstdout:\n%s\nstderr:\n%s", p.name, code, p.o.String(), p.e.String())
+	return code
 }

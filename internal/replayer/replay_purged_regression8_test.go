@@ -2,8 +2,6 @@ package replayer
 
 import (
 	"context"
-	"io"
-	"strings"
 	"testing"
 	"time"
 )
@@ -30,34 +28,18 @@ func TestReplayConfirmedAfterAPurgePublishesNothing(t *testing.T) {
 	defer cancel()
 	x.seed("rp", 5, "SERVER", 0)
 
-	stdin, typing := io.Pipe()
-	defer typing.Close()
-	var o, e syncBuf
-	env := Env{Stdout: &o, Stderr: &e, Stdin: stdin, Lookup: x.lookup(map[string]string{"AGENTFLEET_REPLAY_CONFIRM_ABOVE": "3"}),
-		Terminal: func(s any) bool { return s == stdin }}
-	done := make(chan int, 1)
-	go func() { done <- Run(ctx, []string{"replay", "--class", "SERVER"}, env) }()
-	eventually(t, "the replay prompt is shown", 30*time.Second, func() bool { return strings.Contains(e.String(), "Type yes to continue") })
+	p := startPrompted(ctx, t, x, "replay", "--class", "SERVER")
 
 	x.run(ctx, nil, "purge", "--class", "SERVER", "--yes").must(t, ExitOK, "concurrent purge")
 	if left := x.dlqIDs(); len(left) != 0 {
 		t.Fatalf("the purge left %v in the DLQ", left)
 	}
 
-	if _, err := io.WriteString(typing, "yes\n"); err != nil {
-		t.Fatal(err)
-	}
-	var code int
-	select {
-	case code = <-done:
-	case <-ctx.Done():
-		t.Fatal("replay did not finish")
-	}
-	t.Logf("replay exit %d\nstdout:\n%s\nstderr:\n%s", code, o.String(), e.String())
+	code := p.answerYes(ctx, t)
 	if code != ExitOK {
 		t.Errorf("replay exit %d, want %d", code, ExitOK)
 	}
-	if tot := parseSummaryTotal(t, o.String()); tot["REPLAYED"] != 0 || tot["ALREADY GONE"] != 5 || tot["ERRORS"] != 0 {
+	if tot := parseSummaryTotal(t, p.o.String()); tot["REPLAYED"] != 0 || tot["ALREADY GONE"] != 5 || tot["ERRORS"] != 0 {
 		t.Errorf("replay summary total %v, want REPLAYED 0, ALREADY GONE 5, ERRORS 0", tot)
 	}
 	if n := len(x.requestMsgIDs()); n != 0 {

@@ -35,11 +35,7 @@ import (
 // UNKNOWN), never with a SessionError. Each case runs against the Redis
 // session store, whose append encodes events with encoding/json.
 func TestToolResultNotJSONEndsAsToolError(t *testing.T) {
-	rdb, prefix := redistest.Client(t)
-	svc, err := redissession.New(rdb, redissession.Config{Prefix: prefix})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := redisSessions(t)
 	nanMap := func(context.Context, map[string]any) (map[string]any, error) {
 		return map[string]any{"status": "ok", "ratio": math.NaN()}, nil
 	}
@@ -112,11 +108,7 @@ func TestToolResultNotJSONEndsAsToolError(t *testing.T) {
 			if runs.Load() != 1 {
 				t.Fatalf("tool ran %d times, want 1", runs.Load())
 			}
-			var se *agent.SessionError
-			if errors.As(err, &se) {
-				t.Fatalf("a tool result JSON cannot encode ended the invocation as a session (infrastructure) failure, "+
-					"which the worker Naks and redelivers, re-running the tool: %v", err)
-			}
+			failIfSessionError(t, err, "a tool result")
 			var te *agent.ToolError
 			if !errors.As(err, &te) || te.Tool != "order_ratio" {
 				t.Fatalf("err = %v (%T), want a *agent.ToolError for order_ratio", err, err)
@@ -124,11 +116,7 @@ func TestToolResultNotJSONEndsAsToolError(t *testing.T) {
 			if !errors.As(err, tc.wantType) {
 				t.Errorf("err %v does not wrap encoding/json's %T", err, tc.wantType)
 			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("err %q does not name %q", err, w)
-				}
-			}
+			checkErrNames(t, err, tc.want)
 			if out != nil && out.Final != nil {
 				t.Errorf("the invocation completed with %v after an unstorable result", out.Final.Content)
 			}
@@ -142,11 +130,7 @@ func TestToolResultNotJSONEndsAsToolError(t *testing.T) {
 // callback repairs is stored; the good call of a parallel pair whose other
 // call's result does not encode keeps its stored response.
 func TestToolResultJSONCheckKeepsEncodableResults(t *testing.T) {
-	rdb, prefix := redistest.Client(t)
-	svc, err := redissession.New(rdb, redissession.Config{Prefix: prefix})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := redisSessions(t)
 	good := failingTool{name: "order_stats", run: func(context.Context, map[string]any) (map[string]any, error) {
 		return map[string]any{"status": "ok", "count": json.Number("12"), "total": json.Number("1.5e3"), "empty": json.Number(""),
 			"when": time.Unix(0, 0).UTC(), "tags": []string{"a"}, "rows": []map[string]any{{"x": 1}}, "small": float32(0.5),
@@ -220,5 +204,39 @@ func TestToolResultJSONCheckKeepsEncodableResults(t *testing.T) {
 	}
 	if !got["order_stats"] || got["order_ratio"] {
 		t.Errorf("stored function responses %v, want order_stats' only", got)
+	}
+}
+
+// redisSessions is a session store on a Redis of t's own, whose append
+// encodes events with encoding/json.
+func redisSessions(t *testing.T) *redissession.Service {
+	t.Helper()
+	rdb, prefix := redistest.Client(t)
+	svc, err := redissession.New(rdb, redissession.Config{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+// failIfSessionError fails t at once when err is an *agent.SessionError:
+// what (a tool result, a callback's state write) JSON cannot encode must
+// not end an invocation as a session failure.
+func failIfSessionError(t *testing.T, err error, what string) {
+	t.Helper()
+	var se *agent.SessionError
+	if errors.As(err, &se) {
+		t.Fatalf("%s JSON cannot encode ended the invocation as a session (infrastructure) failure, "+
+			"which the worker Naks and redelivers, re-running the tool: %v", what, err)
+	}
+}
+
+// checkErrNames checks that err's text holds each of want.
+func checkErrNames(t *testing.T, err error, want []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("err %q does not name %q", err, w)
+		}
 	}
 }

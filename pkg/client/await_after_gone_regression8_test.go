@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/agentfleet/agentfleet/internal/streams/streamstest"
-	"github.com/agentfleet/agentfleet/pkg/client"
 	"github.com/agentfleet/agentfleet/pkg/envelope"
 )
 
@@ -27,13 +26,7 @@ func TestAwaitAfterSeesAResultAtItsSequenceAfterALookupFoundNone(t *testing.T) {
 	defer cancel()
 	publish := func(inv string, st envelope.Status) {
 		t.Helper()
-		data, err := (&envelope.Result{InvocationID: inv, Status: st}).Encode()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tg.JS.Publish(ctx, envelope.ResultSubject(tg.Cfg.ResultPrefix, inv), data); err != nil {
-			t.Fatal(err)
-		}
+		publishResult(ctx, t, tg, &envelope.Result{InvocationID: inv, Status: st})
 	}
 	const id = "regression8-recreated-empty"
 	publish(id, envelope.StatusDeadLettered) // the stream's first message: seq 1
@@ -47,23 +40,11 @@ func TestAwaitAfterSeesAResultAtItsSequenceAfterALookupFoundNone(t *testing.T) {
 		t.Fatal("premise: a result is stored in the recreated stream")
 	}
 
-	waiting := make(chan string, 1)
-	client.SetWaitingHook(c, func(id string) { waiting <- id })
-	actx, acancel := context.WithTimeout(ctx, 6*time.Second)
-	defer acancel()
-	type answer struct {
-		res *envelope.Result
-		err error
-	}
-	done := make(chan answer, 1)
-	go func() {
-		res, err := c.AwaitAfter(actx, id, before.Seq)
-		done <- answer{res, err}
-	}()
-	select {
-	case <-waiting: // the first look-up was answered: no result
-	case a := <-done:
-		t.Fatalf("premise: AwaitAfter returned %+v, %v before anything was stored", a.res, a.err)
+	done, early, ok := startAwait(ctx, t, c, 6*time.Second, func(actx context.Context) (*envelope.Result, error) {
+		return c.AwaitAfter(actx, id, before.Seq)
+	})
+	if !ok { // the first look-up was answered: no result
+		t.Fatalf("premise: AwaitAfter returned %+v, %v before anything was stored", early.res, early.err)
 	}
 	// The replay's result, stored after AwaitAfter began, at the same
 	// sequence as the old one.

@@ -92,13 +92,7 @@ func TestAwaitAfterSeesAResultOfARecreatedResultsStream(t *testing.T) {
 	defer cancel()
 	publish := func(inv string, st envelope.Status, class string) {
 		t.Helper()
-		data, err := (&envelope.Result{InvocationID: inv, Status: st, ErrorClass: class}).Encode()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tg.JS.Publish(ctx, envelope.ResultSubject(tg.Cfg.ResultPrefix, inv), data); err != nil {
-			t.Fatal(err)
-		}
+		publishResult(ctx, t, tg, &envelope.Result{InvocationID: inv, Status: st, ErrorClass: class})
 	}
 	recreate := func() {
 		t.Helper()
@@ -160,23 +154,11 @@ func TestAwaitAfterSeesAResultOfARecreatedResultsStream(t *testing.T) {
 	const waited = "review8-recreated-waited"
 	publish(waited, envelope.StatusDeadLettered, "")
 	before = lookup(waited, envelope.StatusDeadLettered)
-	waiting := make(chan string, 1)
-	client.SetWaitingHook(c, func(id string) { waiting <- id })
-	wctx, wcancel := context.WithTimeout(ctx, 8*time.Second)
-	defer wcancel()
-	type answer struct {
-		res *envelope.Result
-		err error
-	}
-	done := make(chan answer, 1)
-	go func() {
-		res, err := c.AwaitAfter(wctx, waited, before.Seq)
-		done <- answer{res, err}
-	}()
-	select {
-	case <-waiting:
-	case a := <-done:
-		t.Fatalf("AwaitAfter(%d) returned %+v, %v before anything newer was stored", before.Seq, a.res, a.err)
+	done, early, ok := startAwait(ctx, t, c, 8*time.Second, func(wctx context.Context) (*envelope.Result, error) {
+		return c.AwaitAfter(wctx, waited, before.Seq)
+	})
+	if !ok {
+		t.Fatalf("AwaitAfter(%d) returned %+v, %v before anything newer was stored", before.Seq, early.res, early.err)
 	}
 	recreate()
 	publish(waited, envelope.StatusCompleted, "")
@@ -186,5 +168,47 @@ func TestAwaitAfterSeesAResultOfARecreatedResultsStream(t *testing.T) {
 	if a := <-done; a.err != nil || a.res.Status != envelope.StatusCompleted {
 		t.Fatalf("AwaitAfter(%d) waiting while the results stream was recreated and the completed result stored at the "+
 			"same sequence = %+v, %v; want the completed result", before.Seq, a.res, a.err)
+	}
+}
+
+// publishResult stores r in tg's results stream.
+func publishResult(ctx context.Context, t *testing.T, tg streamstest.Target, r *envelope.Result) {
+	t.Helper()
+	data, err := r.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tg.JS.Publish(ctx, envelope.ResultSubject(tg.Cfg.ResultPrefix, r.InvocationID), data); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// awaitAnswer is what an Await call returned.
+type awaitAnswer struct {
+	res *envelope.Result
+	err error
+}
+
+// startAwait runs await (AwaitAfter, AwaitSent) on c in a goroutine, with
+// a context that ends after d, and returns the channel its answer comes on
+// once it waits (c's waiting hook: its first look-up was answered). If it
+// returned before it waited, waited is false and early is its answer.
+func startAwait(ctx context.Context, t *testing.T, c *client.Client, d time.Duration,
+	await func(ctx context.Context) (*envelope.Result, error)) (done <-chan awaitAnswer, early awaitAnswer, waited bool) {
+	t.Helper()
+	waiting := make(chan string, 1)
+	client.SetWaitingHook(c, func(id string) { waiting <- id })
+	actx, acancel := context.WithTimeout(ctx, d)
+	t.Cleanup(acancel)
+	answers := make(chan awaitAnswer, 1)
+	go func() {
+		res, err := await(actx)
+		answers <- awaitAnswer{res, err}
+	}()
+	select {
+	case <-waiting:
+		return answers, awaitAnswer{}, true
+	case a := <-answers:
+		return answers, a, false
 	}
 }

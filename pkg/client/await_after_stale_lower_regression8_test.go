@@ -68,13 +68,7 @@ func TestAwaitAfterIgnoresAnOlderResultALaggingReplicaAnswers(t *testing.T) {
 	defer cancel()
 	publish := func(inv string, st envelope.Status, class string) {
 		t.Helper()
-		data, err := (&envelope.Result{InvocationID: inv, Status: st, ErrorClass: class}).Encode()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tg.JS.Publish(ctx, envelope.ResultSubject(tg.Cfg.ResultPrefix, inv), data); err != nil {
-			t.Fatal(err)
-		}
+		publishResult(ctx, t, tg, &envelope.Result{InvocationID: inv, Status: st, ErrorClass: class})
 	}
 	results, err := tg.JS.Stream(ctx, tg.Cfg.ResultsStream)
 	if err != nil {
@@ -114,24 +108,12 @@ func TestAwaitAfterIgnoresAnOlderResultALaggingReplicaAnswers(t *testing.T) {
 			}
 
 			js.stale.Store(first) // a lagging replica answers from now on
-			waiting := make(chan string, 1)
-			client.SetWaitingHook(c, func(id string) { waiting <- id })
-			actx, acancel := context.WithTimeout(ctx, 15*time.Second)
-			defer acancel()
-			type answer struct {
-				res *envelope.Result
-				err error
-			}
-			done := make(chan answer, 1)
-			go func() {
-				res, err := tc.await(c, actx, id, before)
-				done <- answer{res, err}
-			}()
-			select {
-			case <-waiting:
-			case a := <-done:
+			done, early, ok := startAwait(ctx, t, c, 15*time.Second, func(actx context.Context) (*envelope.Result, error) {
+				return tc.await(c, actx, id, before)
+			})
+			if !ok {
 				t.Fatalf("%s after the result at %d, its look-up answered with the older refusal at %d by a lagging replica = %+v, %v; "+
-					"want it to wait for a newer result", tc.name, before.Seq, first.Sequence, a.res, a.err)
+					"want it to wait for a newer result", tc.name, before.Seq, first.Sequence, early.res, early.err)
 			}
 			// It looks again while it waits: the stale answer again.
 			for js.served.Load() < 2 {
@@ -164,13 +146,7 @@ func TestAwaitSentIgnoresItsRefusalAfterALaggingReplicaFoundNone(t *testing.T) {
 	defer cancel()
 	publish := func(inv string, st envelope.Status, class string) {
 		t.Helper()
-		data, err := (&envelope.Result{InvocationID: inv, Status: st, ErrorClass: class}).Encode()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tg.JS.Publish(ctx, envelope.ResultSubject(tg.Cfg.ResultPrefix, inv), data); err != nil {
-			t.Fatal(err)
-		}
+		publishResult(ctx, t, tg, &envelope.Result{InvocationID: inv, Status: st, ErrorClass: class})
 	}
 	const id = "regression8-stale-none"
 	publish(id, envelope.StatusFailed, badInput)
@@ -181,23 +157,11 @@ func TestAwaitSentIgnoresItsRefusalAfterALaggingReplicaFoundNone(t *testing.T) {
 		t.Fatalf("premise: Lookup = %+v, %v", before, err)
 	}
 	js.none.Store(true) // the lagging replica has not stored the refusal yet
-	waiting := make(chan string, 1)
-	client.SetWaitingHook(c, func(id string) { waiting <- id })
-	actx, acancel := context.WithTimeout(ctx, 15*time.Second)
-	defer acancel()
-	type answer struct {
-		res *envelope.Result
-		err error
-	}
-	done := make(chan answer, 1)
-	go func() {
-		res, err := c.AwaitSent(actx, &client.Receipt{InvocationID: id, Stream: tg.Cfg.RequestsStream, Sequence: 1}, before)
-		done <- answer{res, err}
-	}()
-	select {
-	case <-waiting: // the first look-up was answered: no result
-	case a := <-done:
-		t.Fatalf("premise: AwaitSent returned %+v, %v before anything newer was stored", a.res, a.err)
+	done, early, ok := startAwait(ctx, t, c, 15*time.Second, func(actx context.Context) (*envelope.Result, error) {
+		return c.AwaitSent(actx, &client.Receipt{InvocationID: id, Stream: tg.Cfg.RequestsStream, Sequence: 1}, before)
+	})
+	if !ok { // the first look-up was answered: no result
+		t.Fatalf("premise: AwaitSent returned %+v, %v before anything newer was stored", early.res, early.err)
 	}
 	if js.served.Load() == 0 {
 		t.Fatal("premise: the lagging replica was not asked")
