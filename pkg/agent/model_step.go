@@ -21,7 +21,7 @@ func (inv *invocation) modelStep(ctx context.Context, yield func(*session.Event,
 	req := inv.buildRequest()
 
 	for _, cb := range inv.callbacks.BeforeModel {
-		resp, err := callSafely(inv, "before-model", func() (*model.Response, error) { return cb(ctx, inv.cc, req) })
+		resp, err := callModelHook(inv, "before-model", func() (*model.Response, error) { return cb(ctx, inv.cc, req) })
 		if err != nil {
 			return nil, err
 		}
@@ -75,7 +75,7 @@ func (inv *invocation) modelStep(ctx context.Context, yield func(*session.Event,
 		}
 		var substitute *model.Response
 		for _, cb := range inv.callbacks.OnModelError {
-			resp, err := callSafely(inv, "on-model-error", func() (*model.Response, error) { return cb(ctx, inv.cc, req, callErr) })
+			resp, err := callModelHook(inv, "on-model-error", func() (*model.Response, error) { return cb(ctx, inv.cc, req, callErr) })
 			if err != nil {
 				return nil, err
 			}
@@ -106,7 +106,7 @@ func (inv *invocation) modelStep(ctx context.Context, yield func(*session.Event,
 	var last *session.Event
 	for _, resp := range responses {
 		for _, cb := range inv.callbacks.AfterModel {
-			repl, err := callSafely(inv, "after-model", func() (*model.Response, error) { return cb(ctx, inv.cc, resp) })
+			repl, err := callModelHook(inv, "after-model", func() (*model.Response, error) { return cb(ctx, inv.cc, resp) })
 			if err != nil {
 				return nil, err
 			}
@@ -293,6 +293,25 @@ func mergeCalls(prev, cur *session.Event) *session.Event {
 	}
 	merged.Content = &model.Content{Role: model.RoleModel, Parts: parts}
 	return &merged
+}
+
+// callModelHook is callSafely for a model callback, whose state writes
+// (cc.SetState) go with the next event the loop stores: a write that JSON
+// cannot encode is dropped and ends the invocation as the callback's
+// *CallbackError (or with the callback's own error, if it failed), not as
+// the store's append failing on it, a *SessionError the worker takes for
+// its own infrastructure down (left open in review of this session's
+// fix, fixed in the twenty-fifth session).
+func callModelHook(inv *invocation, hook string, fn func() (*model.Response, error)) (*model.Response, error) {
+	resp, err := callSafely(inv, hook, fn)
+	if serr := inv.cc.dropUnencodableState(); serr != nil {
+		inv.logAt(zerolog.ErrorLevel).Str("hook", hook).Err(serr).
+			Msg("a callback's state change does not encode as JSON; the invocation ends")
+		if err == nil {
+			return nil, &CallbackError{Hook: hook, Err: serr}
+		}
+	}
+	return resp, err
 }
 
 // callSafely runs a callback of inv, turning an error or a panic into a
