@@ -159,33 +159,27 @@ func (w *jsonWalk) encodes(v any, depth int) bool {
 		}
 		return w.leave(v, true)
 	case []any:
-		if len(x) == 0 {
-			return true
-		}
-		if known, ok := w.enter(v, len(x), depth); known {
-			return ok
-		}
-		for _, vv := range x {
-			if !w.encodes(vv, depth+1) {
-				return w.leave(v, false)
-			}
-		}
-		return w.leave(v, true)
+		return sliceEncodes(w, v, x, depth)
 	case []map[string]any:
-		if len(x) == 0 {
-			return true
-		}
-		if known, ok := w.enter(v, len(x), depth); known {
-			return ok
-		}
-		for _, vv := range x {
-			if !w.encodes(vv, depth+1) {
-				return w.leave(v, false)
-			}
-		}
-		return w.leave(v, true)
+		return sliceEncodes(w, v, x, depth)
 	}
 	return leafProblem(v) == nil
+}
+
+// sliceEncodes is encodes of v, the slice x.
+func sliceEncodes[E any](w *jsonWalk, v any, x []E, depth int) bool {
+	if len(x) == 0 {
+		return true
+	}
+	if known, ok := w.enter(v, len(x), depth); known {
+		return ok
+	}
+	for _, vv := range x {
+		if !w.encodes(vv, depth+1) {
+			return w.leave(v, false)
+		}
+	}
+	return w.leave(v, true)
 }
 
 // enter starts walking a map or slice v of n members. It returns known
